@@ -1,0 +1,17 @@
+// Factories of the built-in actions (reference §4.3), one .cc each.
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "volcanic/framework/plugin.h"
+
+namespace volcanic {
+
+using ActionOr = absl::StatusOr<std::unique_ptr<Action>>;
+
+ActionOr NewEnqueueAction(const Arguments& args);
+ActionOr NewAllocateAction(const Arguments& args);
+ActionOr NewBackfillAction(const Arguments& args);
+
+}  // namespace volcanic

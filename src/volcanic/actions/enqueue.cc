@@ -1,0 +1,45 @@
+// enqueue (reference §4.3, research §5.3): Pending jobs become Inqueue, one
+// try per job per session, queue by queue in round-robin, while the
+// JobEnqueueable vote permits (always, for a job without minResources).
+#include "absl/container/btree_map.h"
+#include "volcanic/actions/actions.h"
+#include "volcanic/actions/heap.h"
+#include "volcanic/framework/session.h"
+
+namespace volcanic {
+namespace {
+
+class EnqueueAction : public Action {
+ public:
+  void Execute(Session& ssn) override {
+    OrderedHeap<const QueueInfo*> queues([&](auto a, auto b) { return ssn.QueueOrder(*a, *b); });
+    absl::btree_map<std::string, OrderedHeap<JobInfo*>> jobs;
+    for (const auto& [key, job] : ssn.jobs()) {
+      const QueueInfo* q = ssn.FindQueue(job->queue);
+      if (!q) continue;
+      auto [it, created] = jobs.try_emplace(q->name, [&](JobInfo* a, JobInfo* b) { return ssn.JobOrder(*a, *b); });
+      if (created) queues.Push(q);
+      if (job->IsPending()) it->second.Push(job);
+    }
+    while (!queues.Empty()) {
+      const QueueInfo* q = queues.Pop();
+      auto& pending = jobs.at(q->name);
+      if (pending.Empty()) continue;
+      JobInfo* job = pending.Pop();
+      if (!job->min_resources || ssn.JobEnqueueable(*job)) {
+        ssn.JobEnqueued(*job);
+        job->phase = "Inqueue";
+      }
+      queues.Push(q);
+    }
+  }
+};
+
+}  // namespace
+
+ActionOr NewEnqueueAction(const Arguments& args) {
+  if (auto s = args.CheckKnown({}); !s.ok()) return s;
+  return std::make_unique<EnqueueAction>();
+}
+
+}  // namespace volcanic

@@ -1,0 +1,119 @@
+#include "volcanic/api/json_fields.h"
+
+#include "absl/strings/str_cat.h"
+#include "volcanic/api/quantity.h"
+#include "volcanic/api/status_macros.h"
+
+namespace volcanic {
+namespace {
+
+std::string Join(const std::string& path, const std::string& key) {
+  return path.empty() ? key : absl::StrCat(path, ".", key);
+}
+
+const char* TypeName(const json& v) { return v.type_name(); }
+
+}  // namespace
+
+absl::Status Fields::Error(const std::string& path, const std::string& message) const {
+  return absl::InvalidArgumentError(absl::StrCat(object_, ": ", path, ": ", message));
+}
+
+bool Fields::Has(const json& base, const std::string& key) {
+  if (!base.is_object()) return false;
+  auto it = base.find(key);
+  return it != base.end() && !it->is_null();
+}
+
+absl::StatusOr<const json*> Fields::Find(const json& base, const std::string& key,
+                                         const std::string& path) const {
+  if (base.is_null()) return nullptr;
+  if (!base.is_object())
+    return Error(path.empty() ? "(object)" : path,
+                 absl::StrCat("must be an object, got ", TypeName(base)));
+  auto it = base.find(key);
+  if (it == base.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+absl::StatusOr<std::optional<std::string>> Fields::String(const json& base, const std::string& key,
+                                                          const std::string& path) const {
+  ASSIGN_OR_RETURN(const json* v, Find(base, key, path));
+  if (!v) return std::optional<std::string>();
+  if (!v->is_string())
+    return Error(Join(path, key), absl::StrCat("must be a string, got ", TypeName(*v)));
+  return std::optional<std::string>(v->get<std::string>());
+}
+
+absl::StatusOr<std::optional<int64_t>> Fields::Int(const json& base, const std::string& key,
+                                                   const std::string& path) const {
+  ASSIGN_OR_RETURN(const json* v, Find(base, key, path));
+  if (!v) return std::optional<int64_t>();
+  if (!v->is_number_integer())
+    return Error(Join(path, key), absl::StrCat("must be an integer, got ", TypeName(*v)));
+  return std::optional<int64_t>(v->get<int64_t>());
+}
+
+absl::StatusOr<std::optional<bool>> Fields::Bool(const json& base, const std::string& key,
+                                                 const std::string& path) const {
+  ASSIGN_OR_RETURN(const json* v, Find(base, key, path));
+  if (!v) return std::optional<bool>();
+  if (!v->is_boolean())
+    return Error(Join(path, key), absl::StrCat("must be a boolean, got ", TypeName(*v)));
+  return std::optional<bool>(v->get<bool>());
+}
+
+absl::StatusOr<Labels> Fields::StringMap(const json& base, const std::string& key,
+                                         const std::string& path) const {
+  ASSIGN_OR_RETURN(const json* v, Find(base, key, path));
+  Labels out;
+  if (!v) return out;
+  std::string p = Join(path, key);
+  if (!v->is_object()) return Error(p, absl::StrCat("must be an object, got ", TypeName(*v)));
+  for (const auto& [k, val] : v->items()) {
+    if (!val.is_string())
+      return Error(absl::StrCat(p, ".", k), absl::StrCat("must be a string, got ", TypeName(val)));
+    out.emplace(k, val.get<std::string>());
+  }
+  return out;
+}
+
+absl::StatusOr<const json*> Fields::Array(const json& base, const std::string& key,
+                                          const std::string& path) const {
+  static const json kEmpty = json::array();
+  ASSIGN_OR_RETURN(const json* v, Find(base, key, path));
+  if (!v) return &kEmpty;
+  if (!v->is_array())
+    return Error(Join(path, key), absl::StrCat("must be an array, got ", TypeName(*v)));
+  return v;
+}
+
+absl::StatusOr<Resource> Fields::Resources(const json& base, const std::string& key,
+                                           const std::string& path, Resource start) const {
+  ASSIGN_OR_RETURN(const json* v, Find(base, key, path));
+  if (!v) return start;
+  std::string p = Join(path, key);
+  if (!v->is_object()) return Error(p, absl::StrCat("must be an object, got ", TypeName(*v)));
+  for (const auto& [name, q] : v->items()) {
+    ResourceId id = ResourceNames::Intern(name);
+    auto value = QuantityFromJson(q, id);
+    if (!value.ok()) return Error(absl::StrCat(p, ".", name), std::string(value.status().message()));
+    start.Set(id, *value);
+  }
+  return start;
+}
+
+absl::StatusOr<int64_t> QuantityFromJson(const json& value, ResourceId id) {
+  std::string text;
+  if (value.is_string()) {
+    text = value.get<std::string>();
+  } else if (value.is_number()) {
+    text = value.dump();  // YAML `cpu: 2` or `cpu: 0.5` arrive as numbers
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a quantity must be a string or a number, got ", value.type_name()));
+  }
+  return ResourceNames::IsBytes(id) ? ParseQuantity(text) : ParseMilliQuantity(text);
+}
+
+}  // namespace volcanic

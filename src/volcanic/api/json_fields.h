@@ -1,0 +1,52 @@
+// Typed, path-aware reads from Kubernetes JSON. Every error names the object
+// (e.g. "Pod default/p1") and the field path (e.g. "spec.priority").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+#include "volcanic/api/placement.h"
+#include "volcanic/api/resource.h"
+
+namespace volcanic {
+
+using nlohmann::json;
+
+class Fields {
+ public:
+  explicit Fields(std::string object) : object_(std::move(object)) {}
+
+  absl::Status Error(const std::string& path, const std::string& message) const;
+
+  // nullptr when absent or null; an error when a parent is not an object.
+  absl::StatusOr<const json*> Find(const json& base, const std::string& key,
+                                   const std::string& path) const;
+  absl::StatusOr<std::optional<std::string>> String(const json& base, const std::string& key,
+                                                    const std::string& path) const;
+  absl::StatusOr<std::optional<int64_t>> Int(const json& base, const std::string& key,
+                                             const std::string& path) const;
+  absl::StatusOr<std::optional<bool>> Bool(const json& base, const std::string& key,
+                                           const std::string& path) const;
+  // A map of string to string (labels, annotations, nodeSelector).
+  absl::StatusOr<Labels> StringMap(const json& base, const std::string& key,
+                                   const std::string& path) const;
+  // An array (empty when absent); an error when present and not an array.
+  absl::StatusOr<const json*> Array(const json& base, const std::string& key,
+                                    const std::string& path) const;
+  // A ResourceList into a resource vector starting from `start`.
+  absl::StatusOr<Resource> Resources(const json& base, const std::string& key,
+                                     const std::string& path, Resource start = {}) const;
+  // Whether base[key] is present and not null.
+  static bool Has(const json& base, const std::string& key);
+
+ private:
+  std::string object_;
+};
+
+// One resource quantity (string or JSON number) in the unit of resource `id`.
+absl::StatusOr<int64_t> QuantityFromJson(const json& value, ResourceId id);
+
+}  // namespace volcanic

@@ -1,0 +1,464 @@
+#include "volcanic/api/parse.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "volcanic/api/json_fields.h"
+#include "volcanic/api/status_macros.h"
+
+namespace volcanic {
+namespace {
+
+constexpr char kGroupNameAnnotation[] = "scheduling.k8s.io/group-name";
+constexpr char kTaskSpecKey[] = "volcano.sh/task-spec";
+constexpr char kTaskIndexKey[] = "volcano.sh/task-index";
+constexpr char kTaskPriorityKey[] = "volcano.sh/task-priority";
+constexpr char kPreemptableKey[] = "volcano.sh/preemptable";
+// kube-scheduler's defaults for containers without requests, used in scoring.
+constexpr int64_t kDefaultMilliCpuRequest = 100;
+constexpr int64_t kDefaultMemoryRequest = 200 * 1024 * 1024;
+
+struct Meta {
+  std::string name, ns, uid;
+  int64_t creation_ms = 0;
+  bool deleting = false;
+  Labels labels, annotations;
+};
+
+absl::StatusOr<Meta> ParseMeta(const json& obj, const Fields& f, bool namespaced) {
+  Meta m;
+  ASSIGN_OR_RETURN(const json* meta, f.Find(obj, "metadata", ""));
+  if (!meta) return f.Error("metadata", "is required");
+  ASSIGN_OR_RETURN(auto name, f.String(*meta, "name", "metadata"));
+  if (!name || name->empty()) return f.Error("metadata.name", "is required");
+  m.name = *name;
+  ASSIGN_OR_RETURN(auto ns, f.String(*meta, "namespace", "metadata"));
+  if (namespaced) m.ns = ns && !ns->empty() ? *ns : "default";
+  ASSIGN_OR_RETURN(auto uid, f.String(*meta, "uid", "metadata"));
+  m.uid = uid && !uid->empty() ? *uid : (namespaced ? m.ns + "-" + m.name : m.name);
+  ASSIGN_OR_RETURN(auto created, f.String(*meta, "creationTimestamp", "metadata"));
+  if (created && !created->empty()) {
+    auto ms = ParseTimestampMs(*created);
+    if (!ms.ok()) return f.Error("metadata.creationTimestamp", std::string(ms.status().message()));
+    m.creation_ms = *ms;
+  }
+  m.deleting = Fields::Has(*meta, "deletionTimestamp");
+  ASSIGN_OR_RETURN(m.labels, f.StringMap(*meta, "labels", "metadata"));
+  ASSIGN_OR_RETURN(m.annotations, f.StringMap(*meta, "annotations", "metadata"));
+  return m;
+}
+
+// Annotation first, then label: how Volcano reads task-spec and preemptable.
+const std::string* AnnotationOrLabel(const Meta& m, const std::string& key) {
+  auto a = m.annotations.find(key);
+  if (a != m.annotations.end()) return &a->second;
+  auto l = m.labels.find(key);
+  return l != m.labels.end() ? &l->second : nullptr;
+}
+
+absl::StatusOr<NodeSelectorRequirement> ParseRequirement(const json& r, const Fields& f,
+                                                         const std::string& path) {
+  NodeSelectorRequirement req;
+  ASSIGN_OR_RETURN(auto key, f.String(r, "key", path));
+  ASSIGN_OR_RETURN(auto op, f.String(r, "operator", path));
+  if (!key) return f.Error(path + ".key", "is required");
+  if (!op) return f.Error(path + ".operator", "is required");
+  static const char* kOps[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+  if (std::none_of(std::begin(kOps), std::end(kOps), [&](const char* o) { return *op == o; }))
+    return f.Error(path + ".operator", absl::StrCat("unknown operator \"", *op, "\""));
+  req.key = *key;
+  req.op = *op;
+  ASSIGN_OR_RETURN(const json* values, f.Array(r, "values", path));
+  for (size_t i = 0; i < values->size(); ++i) {
+    if (!(*values)[i].is_string()) return f.Error(absl::StrCat(path, ".values[", i, "]"), "must be a string");
+    req.values.push_back((*values)[i].get<std::string>());
+  }
+  return req;
+}
+
+absl::StatusOr<NodeSelectorTerm> ParseTerm(const json& t, const Fields& f, const std::string& path) {
+  NodeSelectorTerm term;
+  for (const char* field : {"matchExpressions", "matchFields"}) {
+    ASSIGN_OR_RETURN(const json* arr, f.Array(t, field, path));
+    auto& out = std::string(field) == "matchExpressions" ? term.match_expressions : term.match_fields;
+    for (size_t i = 0; i < arr->size(); ++i) {
+      ASSIGN_OR_RETURN(auto req, ParseRequirement((*arr)[i], f, absl::StrCat(path, ".", field, "[", i, "]")));
+      out.push_back(std::move(req));
+    }
+  }
+  return term;
+}
+
+absl::Status ParseNodeAffinity(const json& spec, const Fields& f, Placement& p) {
+  ASSIGN_OR_RETURN(const json* affinity, f.Find(spec, "affinity", "spec"));
+  if (!affinity) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const json* na, f.Find(*affinity, "nodeAffinity", "spec.affinity"));
+  if (!na) return absl::OkStatus();
+  const std::string base = "spec.affinity.nodeAffinity";
+  ASSIGN_OR_RETURN(const json* req, f.Find(*na, "requiredDuringSchedulingIgnoredDuringExecution", base));
+  if (req) {
+    std::string path = base + ".requiredDuringSchedulingIgnoredDuringExecution";
+    ASSIGN_OR_RETURN(const json* terms, f.Array(*req, "nodeSelectorTerms", path));
+    for (size_t i = 0; i < terms->size(); ++i) {
+      ASSIGN_OR_RETURN(auto term, ParseTerm((*terms)[i], f, absl::StrCat(path, ".nodeSelectorTerms[", i, "]")));
+      p.required_terms.push_back(std::move(term));
+    }
+  }
+  ASSIGN_OR_RETURN(const json* pref, f.Array(*na, "preferredDuringSchedulingIgnoredDuringExecution", base));
+  for (size_t i = 0; i < pref->size(); ++i) {
+    std::string path = absl::StrCat(base, ".preferredDuringSchedulingIgnoredDuringExecution[", i, "]");
+    ASSIGN_OR_RETURN(auto weight, f.Int((*pref)[i], "weight", path));
+    ASSIGN_OR_RETURN(const json* preference, f.Find((*pref)[i], "preference", path));
+    PreferredTerm pt;
+    pt.weight = static_cast<int32_t>(weight.value_or(0));
+    if (preference) {
+      ASSIGN_OR_RETURN(pt.term, ParseTerm(*preference, f, path + ".preference"));
+    }
+    p.preferred_terms.push_back(std::move(pt));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseTolerations(const json& spec, const Fields& f, Placement& p) {
+  ASSIGN_OR_RETURN(const json* arr, f.Array(spec, "tolerations", "spec"));
+  for (size_t i = 0; i < arr->size(); ++i) {
+    std::string path = absl::StrCat("spec.tolerations[", i, "]");
+    Toleration t;
+    ASSIGN_OR_RETURN(auto key, f.String((*arr)[i], "key", path));
+    ASSIGN_OR_RETURN(auto op, f.String((*arr)[i], "operator", path));
+    ASSIGN_OR_RETURN(auto value, f.String((*arr)[i], "value", path));
+    ASSIGN_OR_RETURN(auto effect, f.String((*arr)[i], "effect", path));
+    t.key = key.value_or("");
+    t.op = op.value_or("Equal");
+    t.value = value.value_or("");
+    t.effect = effect.value_or("");
+    p.tolerations.push_back(std::move(t));
+  }
+  return absl::OkStatus();
+}
+
+// Requests of a container; requests default to limits per resource, as the
+// API server's defaulting does.
+absl::StatusOr<Resource> ContainerRequests(const json& c, const Fields& f, const std::string& path,
+                                           int64_t* nonzero_cpu, int64_t* nonzero_mem) {
+  ASSIGN_OR_RETURN(const json* res, f.Find(c, "resources", path));
+  Resource r;
+  bool has_cpu = false, has_mem = false;
+  if (res) {
+    ASSIGN_OR_RETURN(Resource limits, f.Resources(*res, "limits", path + ".resources"));
+    ASSIGN_OR_RETURN(Resource requests, f.Resources(*res, "requests", path + ".resources"));
+    ASSIGN_OR_RETURN(const json* req_json, f.Find(*res, "requests", path + ".resources"));
+    ASSIGN_OR_RETURN(const json* lim_json, f.Find(*res, "limits", path + ".resources"));
+    auto present = [&](const char* name) {
+      return (req_json && req_json->contains(name)) || (lim_json && lim_json->contains(name));
+    };
+    r = requests;
+    if (lim_json) {
+      for (const auto& [name, q] : lim_json->items()) {
+        if (req_json && req_json->contains(name)) continue;
+        ResourceId id = ResourceNames::Intern(name);
+        r.Set(id, limits.Get(id));
+      }
+    }
+    has_cpu = present("cpu");
+    has_mem = present("memory");
+  }
+  *nonzero_cpu += has_cpu ? r.Get(kCpu) : kDefaultMilliCpuRequest;
+  *nonzero_mem += has_mem ? r.Get(kMemory) : kDefaultMemoryRequest;
+  return r;
+}
+
+absl::Status ParseContainers(const json& spec, const Fields& f, TaskInfo& t, Placement& p) {
+  ASSIGN_OR_RETURN(const json* containers, f.Array(spec, "containers", "spec"));
+  Resource sum;
+  for (size_t i = 0; i < containers->size(); ++i) {
+    std::string path = absl::StrCat("spec.containers[", i, "]");
+    ASSIGN_OR_RETURN(Resource r, ContainerRequests((*containers)[i], f, path, &t.nonzero_cpu, &t.nonzero_mem));
+    sum += r;
+    ASSIGN_OR_RETURN(const json* ports, f.Array((*containers)[i], "ports", path));
+    for (size_t j = 0; j < ports->size(); ++j) {
+      std::string pp = absl::StrCat(path, ".ports[", j, "]");
+      ASSIGN_OR_RETURN(auto host_port, f.Int((*ports)[j], "hostPort", pp));
+      if (!host_port || *host_port <= 0) continue;
+      ASSIGN_OR_RETURN(auto protocol, f.String((*ports)[j], "protocol", pp));
+      ASSIGN_OR_RETURN(auto host_ip, f.String((*ports)[j], "hostIP", pp));
+      std::string ip = host_ip.value_or("");
+      if (ip == "0.0.0.0") ip.clear();
+      p.host_ports.push_back({protocol.value_or("TCP"), ip, static_cast<int32_t>(*host_port)});
+    }
+  }
+  ASSIGN_OR_RETURN(const json* inits, f.Array(spec, "initContainers", "spec"));
+  int64_t ignored_cpu = 0, ignored_mem = 0;
+  for (size_t i = 0; i < inits->size(); ++i) {
+    ASSIGN_OR_RETURN(Resource r, ContainerRequests((*inits)[i], f, absl::StrCat("spec.initContainers[", i, "]"),
+                                                   &ignored_cpu, &ignored_mem));
+    sum = sum.Max(r);  // init containers run one at a time, before the others
+  }
+  ASSIGN_OR_RETURN(sum, f.Resources(spec, "overhead", "spec", sum));
+  sum.Set(kPods, 1000);  // one pod, in milli-units
+  t.resreq = std::move(sum);
+  t.best_effort = t.resreq.IsEmpty();
+  return absl::OkStatus();
+}
+
+TaskStatus StatusFromPhase(const std::string& phase, bool has_node, bool deleting) {
+  // Volcano's api/helpers.go getTaskStatus.
+  if (phase == "Running") return deleting ? TaskStatus::kReleasing : TaskStatus::kRunning;
+  if (phase == "Succeeded") return TaskStatus::kSucceeded;
+  if (phase == "Failed") return TaskStatus::kFailed;
+  if (phase == "Unknown") return TaskStatus::kUnknown;
+  if (deleting) return TaskStatus::kReleasing;
+  return has_node ? TaskStatus::kBound : TaskStatus::kPending;
+}
+
+absl::StatusOr<int32_t> ToInt32(const Fields& f, const std::string& path, int64_t v) {
+  if (v < INT32_MIN || v > INT32_MAX) return f.Error(path, "out of int32 range");
+  return static_cast<int32_t>(v);
+}
+
+}  // namespace
+
+std::string DescribeObject(const json& obj) {
+  std::string kind = "Object";
+  if (obj.is_object() && obj.contains("kind") && obj["kind"].is_string()) kind = obj["kind"].get<std::string>();
+  std::string name = "<unnamed>", ns;
+  if (obj.is_object() && obj.contains("metadata") && obj["metadata"].is_object()) {
+    const json& m = obj["metadata"];
+    if (m.contains("name") && m["name"].is_string()) name = m["name"].get<std::string>();
+    if (m.contains("namespace") && m["namespace"].is_string()) ns = m["namespace"].get<std::string>();
+  }
+  return ns.empty() ? absl::StrCat(kind, " ", name) : absl::StrCat(kind, " ", ns, "/", name);
+}
+
+absl::StatusOr<int64_t> ParseTimestampMs(const std::string& text) {
+  absl::Time t;
+  std::string err;
+  if (!absl::ParseTime(absl::RFC3339_full, text, &t, &err))
+    return absl::InvalidArgumentError(absl::StrCat("invalid RFC 3339 time \"", text, "\""));
+  return absl::ToUnixMillis(t);
+}
+
+std::string FormatTimestamp(int64_t ms) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixMillis(ms), absl::UTCTimeZone());
+}
+
+absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
+  Fields f(DescribeObject(obj));
+  ASSIGN_OR_RETURN(Meta m, ParseMeta(obj, f, true));
+  TaskInfo t;
+  t.uid = m.uid;
+  t.ns = m.ns;
+  t.name = m.name;
+  t.key = m.ns + "/" + m.name;
+  t.creation_ms = m.creation_ms;
+  t.terminating = m.deleting;
+
+  ASSIGN_OR_RETURN(const json* spec, f.Find(obj, "spec", ""));
+  static const json kEmpty = json::object();
+  if (!spec) spec = &kEmpty;
+  auto placement = std::make_shared<Placement>();
+  RETURN_IF_ERROR(ParseContainers(*spec, f, t, *placement));
+  ASSIGN_OR_RETURN(placement->node_selector, f.StringMap(*spec, "nodeSelector", "spec"));
+  RETURN_IF_ERROR(ParseNodeAffinity(*spec, f, *placement));
+  RETURN_IF_ERROR(ParseTolerations(*spec, f, *placement));
+
+  ASSIGN_OR_RETURN(auto scheduler, f.String(*spec, "schedulerName", "spec"));
+  ASSIGN_OR_RETURN(auto node_name, f.String(*spec, "nodeName", "spec"));
+  ASSIGN_OR_RETURN(auto priority, f.Int(*spec, "priority", "spec"));
+  ASSIGN_OR_RETURN(auto pc_name, f.String(*spec, "priorityClassName", "spec"));
+  ASSIGN_OR_RETURN(auto policy, f.String(*spec, "preemptionPolicy", "spec"));
+  if (priority) {
+    ASSIGN_OR_RETURN(t.priority, ToInt32(f, "spec.priority", *priority));
+  }
+  auto tp = m.annotations.find(kTaskPriorityKey);
+  if (tp != m.annotations.end()) {
+    int32_t v;
+    if (!absl::SimpleAtoi(tp->second, &v))
+      return f.Error(absl::StrCat("metadata.annotations.", kTaskPriorityKey), "must be an integer");
+    t.priority = v;
+  }
+  t.priority_class_name = pc_name.value_or("");
+  t.preemption_policy = policy.value_or("PreemptLowerPriority");
+  if (const std::string* v = AnnotationOrLabel(m, kPreemptableKey)) t.preemptable = *v != "false";
+  if (const std::string* v = AnnotationOrLabel(m, kTaskSpecKey)) t.role = *v;
+  if (const std::string* v = AnnotationOrLabel(m, kTaskIndexKey)) {
+    int64_t idx;
+    if (absl::SimpleAtoi(*v, &idx)) t.index = idx;
+  }
+
+  ASSIGN_OR_RETURN(const json* status, f.Find(obj, "status", ""));
+  std::string phase = "Pending";
+  if (status) {
+    ASSIGN_OR_RETURN(auto p, f.String(*status, "phase", "status"));
+    if (p && !p->empty()) phase = *p;
+  }
+  t.node_name = node_name.value_or("");
+  t.status = StatusFromPhase(phase, !t.node_name.empty(), m.deleting);
+  t.observed_status = t.status;
+  t.observed_node = t.node_name;
+
+  if (scheduler.value_or("default-scheduler") == opts.scheduler_name) {
+    auto group = m.annotations.find(kGroupNameAnnotation);
+    // A bare pod is its own group, named as Volcano's PodGroup controller names it.
+    t.implicit_group = group == m.annotations.end() || group->second.empty();
+    t.job_key = t.ns + "/" + (t.implicit_group ? "podgroup-" + t.uid : group->second);
+  }
+  t.labels = std::move(m.labels);
+  t.annotations = std::move(m.annotations);
+  t.class_key = absl::StrCat(t.resreq.DebugString(), "|", t.nonzero_cpu, "|", t.nonzero_mem, "|",
+                             spec->value("nodeSelector", json()).dump(), "|",
+                             spec->contains("affinity") ? (*spec)["affinity"].value("nodeAffinity", json()).dump() : "",
+                             "|", spec->value("tolerations", json()).dump());
+  for (const auto& hp : placement->host_ports)
+    absl::StrAppend(&t.class_key, "|", hp.protocol, ":", hp.host_ip, ":", hp.port);
+  t.placement = std::move(placement);
+  return t;
+}
+
+absl::StatusOr<NodeInfo> ParseNode(const json& obj) {
+  Fields f(DescribeObject(obj));
+  ASSIGN_OR_RETURN(Meta m, ParseMeta(obj, f, false));
+  NodeInfo n;
+  n.name = m.name;
+  n.has_object = true;
+  n.labels = std::move(m.labels);
+  ASSIGN_OR_RETURN(const json* spec, f.Find(obj, "spec", ""));
+  if (spec) {
+    ASSIGN_OR_RETURN(auto unsched, f.Bool(*spec, "unschedulable", "spec"));
+    n.unschedulable = unsched.value_or(false);
+    ASSIGN_OR_RETURN(const json* taints, f.Array(*spec, "taints", "spec"));
+    for (size_t i = 0; i < taints->size(); ++i) {
+      std::string path = absl::StrCat("spec.taints[", i, "]");
+      ASSIGN_OR_RETURN(auto key, f.String((*taints)[i], "key", path));
+      ASSIGN_OR_RETURN(auto value, f.String((*taints)[i], "value", path));
+      ASSIGN_OR_RETURN(auto effect, f.String((*taints)[i], "effect", path));
+      if (!key) return f.Error(path + ".key", "is required");
+      if (!effect) return f.Error(path + ".effect", "is required");
+      n.taints.push_back({*key, value.value_or(""), *effect});
+    }
+  }
+  ASSIGN_OR_RETURN(const json* status, f.Find(obj, "status", ""));
+  Resource alloc;
+  if (status) {
+    ASSIGN_OR_RETURN(const json* allocatable, f.Find(*status, "allocatable", "status"));
+    ASSIGN_OR_RETURN(alloc, f.Resources(*status, allocatable ? "allocatable" : "capacity", "status"));
+    ASSIGN_OR_RETURN(const json* conds, f.Array(*status, "conditions", "status"));
+    for (size_t i = 0; i < conds->size(); ++i) {
+      std::string path = absl::StrCat("status.conditions[", i, "]");
+      ASSIGN_OR_RETURN(auto type, f.String((*conds)[i], "type", path));
+      ASSIGN_OR_RETURN(auto st, f.String((*conds)[i], "status", path));
+      if (type == "Ready") n.ready_condition = st == "True";
+    }
+  }
+  n.max_pods = alloc.Get(kPods) / 1000;
+  n.SetAllocatable(std::move(alloc));
+  return n;
+}
+
+absl::StatusOr<JobInfo> ParsePodGroup(const json& obj, const ParseOptions& opts) {
+  Fields f(DescribeObject(obj));
+  ASSIGN_OR_RETURN(Meta m, ParseMeta(obj, f, true));
+  JobInfo j;
+  j.name = m.name;
+  j.ns = m.ns;
+  j.uid = m.uid;
+  j.key = m.ns + "/" + m.name;
+  j.creation_ms = m.creation_ms;
+  if (const std::string* v = AnnotationOrLabel(m, kPreemptableKey)) j.preemptable = *v == "true";
+  j.labels = std::move(m.labels);
+  j.annotations = std::move(m.annotations);
+  ASSIGN_OR_RETURN(const json* spec, f.Find(obj, "spec", ""));
+  if (spec) {
+    ASSIGN_OR_RETURN(auto min_member, f.Int(*spec, "minMember", "spec"));
+    if (min_member && *min_member < 0) return f.Error("spec.minMember", "must be >= 0");
+    ASSIGN_OR_RETURN(j.min_available, ToInt32(f, "spec.minMember", min_member.value_or(0)));
+    ASSIGN_OR_RETURN(const json* mtm, f.Find(*spec, "minTaskMember", "spec"));
+    if (mtm) {
+      if (!mtm->is_object()) return f.Error("spec.minTaskMember", "must be an object");
+      for (const auto& [role, v] : mtm->items()) {
+        std::string path = "spec.minTaskMember." + role;
+        if (!v.is_number_integer()) return f.Error(path, "must be an integer");
+        if (v.get<int64_t>() < 0) return f.Error(path, "must be >= 0");
+        ASSIGN_OR_RETURN(j.min_task_member[role], ToInt32(f, path, v.get<int64_t>()));
+      }
+    }
+    ASSIGN_OR_RETURN(auto queue, f.String(*spec, "queue", "spec"));
+    j.queue = queue && !queue->empty() ? *queue : opts.default_queue;
+    ASSIGN_OR_RETURN(auto pc, f.String(*spec, "priorityClassName", "spec"));
+    j.priority_class_name = pc.value_or("");
+    if (Fields::Has(*spec, "minResources")) {
+      ASSIGN_OR_RETURN(j.min_resources, f.Resources(*spec, "minResources", "spec"));
+    }
+  } else {
+    j.queue = opts.default_queue;
+  }
+  ASSIGN_OR_RETURN(const json* status, f.Find(obj, "status", ""));
+  if (status) {
+    ASSIGN_OR_RETURN(auto phase, f.String(*status, "phase", "status"));
+    j.phase = phase.value_or("");
+    ASSIGN_OR_RETURN(const json* conds, f.Array(*status, "conditions", "status"));
+    for (size_t i = 0; i < conds->size(); ++i) {
+      std::string path = absl::StrCat("status.conditions[", i, "]");
+      PodGroupCondition c;
+      for (auto [field, out] : {std::pair{"type", &c.type}, {"status", &c.status},
+                                {"transitionID", &c.transition_id},
+                                {"lastTransitionTime", &c.last_transition_time},
+                                {"reason", &c.reason}, {"message", &c.message}}) {
+        ASSIGN_OR_RETURN(auto v, f.String((*conds)[i], field, path));
+        *out = v.value_or("");
+      }
+      j.conditions.push_back(std::move(c));
+    }
+  }
+  return j;
+}
+
+absl::StatusOr<QueueInfo> ParseQueue(const json& obj) {
+  Fields f(DescribeObject(obj));
+  ASSIGN_OR_RETURN(Meta m, ParseMeta(obj, f, false));
+  QueueInfo q;
+  q.name = m.name;
+  q.uid = m.uid;
+  q.creation_ms = m.creation_ms;
+  ASSIGN_OR_RETURN(const json* spec, f.Find(obj, "spec", ""));
+  if (spec) {
+    ASSIGN_OR_RETURN(auto weight, f.Int(*spec, "weight", "spec"));
+    if (weight && (*weight < 1 || *weight > 65535)) return f.Error("spec.weight", "must be in [1, 65535]");
+    q.weight = static_cast<int32_t>(weight.value_or(1));
+    ASSIGN_OR_RETURN(auto priority, f.Int(*spec, "priority", "spec"));
+    ASSIGN_OR_RETURN(q.priority, ToInt32(f, "spec.priority", priority.value_or(0)));
+    ASSIGN_OR_RETURN(q.capability, f.Resources(*spec, "capability", "spec", Resource::Infinite()));
+    ASSIGN_OR_RETURN(q.deserved, f.Resources(*spec, "deserved", "spec"));
+    ASSIGN_OR_RETURN(const json* guarantee, f.Find(*spec, "guarantee", "spec"));
+    if (guarantee) {
+      ASSIGN_OR_RETURN(q.guarantee, f.Resources(*guarantee, "resource", "spec.guarantee"));
+    }
+    ASSIGN_OR_RETURN(auto reclaimable, f.Bool(*spec, "reclaimable", "spec"));
+    q.reclaimable = reclaimable.value_or(true);
+    ASSIGN_OR_RETURN(auto parent, f.String(*spec, "parent", "spec"));
+    q.parent = parent.value_or("");
+  }
+  ASSIGN_OR_RETURN(const json* status, f.Find(obj, "status", ""));
+  if (status) {
+    ASSIGN_OR_RETURN(auto state, f.String(*status, "state", "status"));
+    // A queue the queue controller has not synced yet has no state; treat it
+    // as Open, as the controller will.
+    if (state && !state->empty()) q.state = *state;
+  }
+  return q;
+}
+
+absl::StatusOr<PriorityClassInfo> ParsePriorityClass(const json& obj) {
+  Fields f(DescribeObject(obj));
+  ASSIGN_OR_RETURN(Meta m, ParseMeta(obj, f, false));
+  PriorityClassInfo pc;
+  pc.name = m.name;
+  ASSIGN_OR_RETURN(auto value, f.Int(obj, "value", ""));
+  if (!value) return f.Error("value", "is required");
+  ASSIGN_OR_RETURN(pc.value, ToInt32(f, "value", *value));
+  ASSIGN_OR_RETURN(auto global_default, f.Bool(obj, "globalDefault", ""));
+  pc.global_default = global_default.value_or(false);
+  return pc;
+}
+
+}  // namespace volcanic

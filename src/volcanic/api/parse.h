@@ -1,0 +1,39 @@
+// Building scheduler objects from Kubernetes JSON (what `kubectl get -o json`
+// prints). One function per kind; each validates every field it reads.
+//
+// Bad input: a missing required field, a wrong JSON type or an invalid
+// quantity is an InvalidArgument status naming the object and the field, e.g.
+//   Pod default/p1: spec.containers[0].resources.requests.cpu: invalid quantity "x"
+// Nothing is returned half-built. Unknown fields are ignored, as the API does.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+#include "volcanic/api/types.h"
+
+namespace volcanic {
+
+using nlohmann::json;
+
+// The facts every parser needs from the scheduler's configuration.
+struct ParseOptions {
+  std::string scheduler_name = "volcano";
+  std::string default_queue = "default";
+};
+
+// "Kind ns/name" or "Kind name", for messages; never fails.
+std::string DescribeObject(const json& obj);
+
+absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts);
+absl::StatusOr<NodeInfo> ParseNode(const json& obj);
+absl::StatusOr<JobInfo> ParsePodGroup(const json& obj, const ParseOptions& opts);
+absl::StatusOr<QueueInfo> ParseQueue(const json& obj);
+absl::StatusOr<PriorityClassInfo> ParsePriorityClass(const json& obj);
+
+// RFC 3339 text to milliseconds since the epoch.
+absl::StatusOr<int64_t> ParseTimestampMs(const std::string& text);
+std::string FormatTimestamp(int64_t ms);  // RFC 3339, second precision, UTC
+
+}  // namespace volcanic

@@ -1,0 +1,98 @@
+#include "volcanic/api/placement.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "absl/strings/numbers.h"
+
+namespace volcanic {
+namespace {
+
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// Kubernetes' labels.Requirement.Matches for the node-affinity operators.
+bool RequirementMatches(const NodeSelectorRequirement& r, const std::string* value) {
+  if (r.op == "In") return value && Contains(r.values, *value);
+  if (r.op == "NotIn") return !value || !Contains(r.values, *value);
+  if (r.op == "Exists") return value != nullptr;
+  if (r.op == "DoesNotExist") return value == nullptr;
+  if (r.op == "Gt" || r.op == "Lt") {
+    int64_t have = 0, want = 0;
+    if (!value || r.values.size() != 1 || !absl::SimpleAtoi(*value, &have) ||
+        !absl::SimpleAtoi(r.values[0], &want))
+      return false;
+    return r.op == "Gt" ? have > want : have < want;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool TermMatches(const NodeSelectorTerm& term, const std::string& node_name,
+                 const Labels& labels) {
+  // An empty term matches nothing (Kubernetes' nodeaffinity semantics).
+  if (term.match_expressions.empty() && term.match_fields.empty()) return false;
+  for (const auto& r : term.match_expressions) {
+    auto it = labels.find(r.key);
+    if (!RequirementMatches(r, it == labels.end() ? nullptr : &it->second)) return false;
+  }
+  for (const auto& r : term.match_fields) {
+    const std::string* v = r.key == "metadata.name" ? &node_name : nullptr;
+    if (!RequirementMatches(r, v)) return false;
+  }
+  return true;
+}
+
+bool Placement::MatchesNodeSelectorAndAffinity(const std::string& node_name,
+                                               const Labels& node_labels) const {
+  for (const auto& [k, v] : node_selector) {
+    auto it = node_labels.find(k);
+    if (it == node_labels.end() || it->second != v) return false;
+  }
+  if (required_terms.empty()) return true;
+  return std::any_of(required_terms.begin(), required_terms.end(),
+                     [&](const NodeSelectorTerm& t) { return TermMatches(t, node_name, node_labels); });
+}
+
+bool Tolerates(const Toleration& t, const Taint& taint) {
+  if (!t.effect.empty() && t.effect != taint.effect) return false;
+  if (!t.key.empty() && t.key != taint.key) return false;
+  if (t.op == "Exists") return true;  // empty key + Exists tolerates everything
+  return (t.op.empty() || t.op == "Equal") && t.value == taint.value;
+}
+
+const Taint* Placement::FirstUntoleratedTaint(const std::vector<Taint>& taints) const {
+  for (const auto& taint : taints) {
+    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+    bool ok = std::any_of(tolerations.begin(), tolerations.end(),
+                          [&](const Toleration& t) { return Tolerates(t, taint); });
+    if (!ok) return &taint;
+  }
+  return nullptr;
+}
+
+int Placement::CountIntolerablePreferNoSchedule(const std::vector<Taint>& taints) const {
+  int n = 0;
+  for (const auto& taint : taints) {
+    if (taint.effect != "PreferNoSchedule") continue;
+    // Only tolerations with an empty or PreferNoSchedule effect count here,
+    // as in kube-scheduler's TaintToleration score.
+    bool ok = std::any_of(tolerations.begin(), tolerations.end(), [&](const Toleration& t) {
+      return (t.effect.empty() || t.effect == "PreferNoSchedule") && Tolerates(t, taint);
+    });
+    if (!ok) ++n;
+  }
+  return n;
+}
+
+int64_t Placement::PreferredAffinityScore(const std::string& node_name,
+                                          const Labels& node_labels) const {
+  int64_t score = 0;
+  for (const auto& p : preferred_terms)
+    if (p.weight != 0 && TermMatches(p.term, node_name, node_labels)) score += p.weight;
+  return score;
+}
+
+}  // namespace volcanic

@@ -1,0 +1,69 @@
+// The static placement constraints of a pod: node selector, node affinity,
+// tolerations and host ports, and the node-side facts they are checked
+// against (labels, taints). Pods with equal constraints and requests share a
+// task class (see TaskInfo::class_key), so the scheduler evaluates them once.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace volcanic {
+
+using Labels = std::map<std::string, std::string>;  // ordered: stable keys
+
+struct NodeSelectorRequirement {
+  std::string key;
+  std::string op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
+  std::vector<std::string> values;
+};
+
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;
+  std::vector<NodeSelectorRequirement> match_fields;  // only metadata.name
+};
+
+struct PreferredTerm {
+  int32_t weight = 0;
+  NodeSelectorTerm term;
+};
+
+struct Taint {
+  std::string key, value, effect;  // NoSchedule, PreferNoSchedule, NoExecute
+};
+
+struct Toleration {
+  std::string key, op, value, effect;  // op: Equal (default) or Exists
+};
+
+struct HostPort {
+  std::string protocol;  // TCP (default), UDP, SCTP
+  std::string host_ip;   // "" means every address (0.0.0.0)
+  int32_t port = 0;
+  bool operator==(const HostPort&) const = default;
+};
+
+struct Placement {
+  Labels node_selector;
+  std::vector<NodeSelectorTerm> required_terms;  // ORed
+  std::vector<PreferredTerm> preferred_terms;
+  std::vector<Toleration> tolerations;
+  std::vector<HostPort> host_ports;
+
+  bool MatchesNodeSelectorAndAffinity(const std::string& node_name,
+                                      const Labels& node_labels) const;
+  // The first NoSchedule/NoExecute taint not tolerated, or nullptr.
+  const Taint* FirstUntoleratedTaint(const std::vector<Taint>& taints) const;
+  // Number of PreferNoSchedule taints not tolerated (nodeorder's taint score).
+  int CountIntolerablePreferNoSchedule(const std::vector<Taint>& taints) const;
+  // Sum of the weights of preferred terms the node matches.
+  int64_t PreferredAffinityScore(const std::string& node_name,
+                                 const Labels& node_labels) const;
+};
+
+bool TermMatches(const NodeSelectorTerm& term, const std::string& node_name,
+                 const Labels& labels);
+bool Tolerates(const Toleration& t, const Taint& taint);
+
+}  // namespace volcanic

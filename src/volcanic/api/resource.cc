@@ -1,0 +1,177 @@
+#include "volcanic/api/resource.h"
+
+#include <algorithm>
+#include <deque>
+#include <mutex>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "volcanic/api/quantity.h"
+
+namespace volcanic {
+namespace {
+
+struct NameTable {
+  std::mutex mu;
+  std::deque<std::string> names;  // deque: references stay valid as it grows
+  absl::flat_hash_map<std::string, ResourceId> ids;
+  NameTable() {
+    for (const char* n : {"cpu", "memory", "ephemeral-storage", "pods"}) {
+      ids[n] = static_cast<ResourceId>(names.size());
+      names.emplace_back(n);
+    }
+  }
+};
+
+NameTable& Table() {
+  static NameTable* table = new NameTable();  // never destroyed: used at exit
+  return *table;
+}
+
+int64_t Saturate(__int128 v) {
+  if (v >= Resource::kInfinite) return Resource::kInfinite;
+  if (v <= -Resource::kInfinite) return -Resource::kInfinite;
+  return static_cast<int64_t>(v);
+}
+
+int64_t AddSat(int64_t a, int64_t b) {
+  if (a >= Resource::kInfinite || b >= Resource::kInfinite) return Resource::kInfinite;
+  return Saturate(static_cast<__int128>(a) + b);
+}
+
+int64_t SubSat(int64_t a, int64_t b) {
+  if (a >= Resource::kInfinite) return Resource::kInfinite;
+  return Saturate(static_cast<__int128>(a) - b);
+}
+
+}  // namespace
+
+ResourceId ResourceNames::Intern(absl::string_view name) {
+  NameTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto it = t.ids.find(name);
+  if (it != t.ids.end()) return it->second;
+  ResourceId id = static_cast<ResourceId>(t.names.size());
+  t.names.emplace_back(name);
+  t.ids.emplace(std::string(name), id);
+  return id;
+}
+
+std::string ResourceNames::Name(ResourceId id) {
+  NameTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  return t.names.at(id);
+}
+
+bool ResourceNames::IsBytes(ResourceId id) {
+  if (id == kMemory || id == kEphemeralStorage) return true;
+  if (id == kCpu) return false;
+  std::string n = Name(id);
+  return absl::StartsWith(n, "hugepages-") || absl::EndsWith(n, "storage");
+}
+
+int ResourceNames::Count() {
+  NameTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  return static_cast<int>(t.names.size());
+}
+
+void Resource::Set(ResourceId id, int64_t value) {
+  if (id >= Size()) v_.resize(id + 1, fill_);
+  v_[id] = value;
+}
+
+Resource& Resource::operator+=(const Resource& o) {
+  int n = Span(o);
+  if (Size() < n) v_.resize(n, fill_);
+  for (int i = 0; i < n; ++i) v_[i] = AddSat(v_[i], o.Get(i));
+  fill_ = AddSat(fill_, o.fill_);
+  return *this;
+}
+
+Resource& Resource::operator-=(const Resource& o) {
+  int n = Span(o);
+  if (Size() < n) v_.resize(n, fill_);
+  for (int i = 0; i < n; ++i) v_[i] = SubSat(v_[i], o.Get(i));
+  fill_ = SubSat(fill_, o.fill_);
+  return *this;
+}
+
+bool Resource::operator==(const Resource& o) const {
+  int n = Span(o);
+  for (int i = 0; i < n; ++i)
+    if (Get(i) != o.Get(i)) return false;
+  return fill_ == o.fill_;
+}
+
+bool Resource::LessEqual(const Resource& o) const {
+  int n = Span(o);
+  for (int i = 0; i < n; ++i)
+    if (Get(i) > o.Get(i)) return false;
+  return fill_ <= o.fill_;
+}
+
+bool Resource::LessEqualOnRequested(const Resource& o) const {
+  for (int i = 0; i < Size(); ++i)
+    if (v_[i] > 0 && v_[i] > o.Get(i)) return false;
+  return true;
+}
+
+std::vector<std::string> Resource::ExceededDimensions(const Resource& o) const {
+  std::vector<std::string> out;
+  int n = Span(o);
+  for (int i = 0; i < n; ++i)
+    if (Get(i) > o.Get(i)) out.push_back(ResourceNames::Name(i));
+  return out;
+}
+
+bool Resource::IsEmpty() const {
+  for (int i = 0; i < Size(); ++i)
+    if (i != kPods && v_[i] > 0) return false;
+  return true;
+}
+
+Resource Resource::Min(const Resource& o) const {
+  Resource r;
+  int n = Span(o);
+  r.fill_ = std::min(fill_, o.fill_);
+  r.v_.resize(n, r.fill_);
+  for (int i = 0; i < n; ++i) r.v_[i] = std::min(Get(i), o.Get(i));
+  return r;
+}
+
+Resource Resource::Max(const Resource& o) const {
+  Resource r;
+  int n = Span(o);
+  r.fill_ = std::max(fill_, o.fill_);
+  r.v_.resize(n, r.fill_);
+  for (int i = 0; i < n; ++i) r.v_[i] = std::max(Get(i), o.Get(i));
+  return r;
+}
+
+Resource Resource::SubFloorZero(const Resource& o) const {
+  Resource r = *this - o;
+  for (auto& x : r.v_) x = std::max<int64_t>(x, 0);
+  r.fill_ = std::max<int64_t>(r.fill_, 0);
+  return r;
+}
+
+std::vector<std::pair<std::string, std::string>> Resource::ToQuantities() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (int i = 0; i < Size(); ++i) {
+    if (v_[i] == 0 || v_[i] >= kInfinite) continue;
+    out.emplace_back(ResourceNames::Name(i), ResourceNames::IsBytes(i)
+                                                 ? FormatByteQuantity(v_[i])
+                                                 : FormatMilliQuantity(v_[i]));
+  }
+  return out;
+}
+
+std::string Resource::DebugString() const {
+  return absl::StrJoin(ToQuantities(), ", ", [](std::string* s, const auto& kv) {
+    s->append(kv.first).append("=").append(kv.second);
+  });
+}
+
+}  // namespace volcanic

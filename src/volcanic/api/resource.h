@@ -1,0 +1,92 @@
+// Resource vectors over interned resource names.
+//
+// Promises: a Resource is a small vector of int64 indexed by a process-wide
+// resource id: cpu is in millicores, memory-like resources (memory,
+// ephemeral-storage, hugepages-*) in bytes, every other resource (pods,
+// nvidia.com/gpu, ...) in milli-units so fractional quantities stay exact.
+// Ids beyond the stored size read as the vector's fill: 0 for requests and
+// usage, kInfinite for limits (a queue capability that omits a dimension does
+// not bound it, as in Volcano's proportion and capacity plugins).
+// Cost: arithmetic is O(number of distinct resource names), no allocation
+// for up to four dimensions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/string_view.h"
+
+namespace volcanic {
+
+using ResourceId = int;
+inline constexpr ResourceId kCpu = 0;
+inline constexpr ResourceId kMemory = 1;
+inline constexpr ResourceId kEphemeralStorage = 2;
+// Every pod requests one `pods` (as in Volcano), so a full node fails the
+// resource check with "Insufficient pods".
+inline constexpr ResourceId kPods = 3;
+
+// The process-wide table of resource names. Thread-safe.
+class ResourceNames {
+ public:
+  static ResourceId Intern(absl::string_view name);
+  static std::string Name(ResourceId id);
+  static bool IsBytes(ResourceId id);  // measured in bytes rather than milli-units
+  static int Count();
+};
+
+class Resource {
+ public:
+  static constexpr int64_t kInfinite = INT64_MAX / 4;
+
+  Resource() = default;
+  static Resource Infinite() {
+    Resource r;
+    r.fill_ = kInfinite;
+    return r;
+  }
+
+  int64_t Get(ResourceId id) const {
+    return id < static_cast<int>(v_.size()) ? v_[id] : fill_;
+  }
+  void Set(ResourceId id, int64_t value);
+  int Size() const { return static_cast<int>(v_.size()); }
+  // Number of dimensions worth visiting when comparing with another vector.
+  int Span(const Resource& o) const { return std::max(Size(), o.Size()); }
+
+  Resource& operator+=(const Resource& o);
+  Resource& operator-=(const Resource& o);
+  friend Resource operator+(Resource a, const Resource& b) { return a += b; }
+  friend Resource operator-(Resource a, const Resource& b) { return a -= b; }
+  bool operator==(const Resource& o) const;
+
+  // Every dimension <= the other's (Volcano's LessEqual with the Zero default
+  // for requests; for limits the fill of `o` decides).
+  bool LessEqual(const Resource& o) const;
+  // As LessEqual, but only on dimensions this vector requests (> 0): Volcano's
+  // LessEqualWithDimension, used for queue quota checks.
+  bool LessEqualOnRequested(const Resource& o) const;
+  // The names of the dimensions where this vector exceeds `o`, in id order.
+  std::vector<std::string> ExceededDimensions(const Resource& o) const;
+  // Volcano's IsEmpty: a best-effort request (nothing but `pods`).
+  bool IsEmpty() const;
+  bool IsZero(ResourceId id) const { return Get(id) == 0; }
+  // Per-dimension min / max, keeping infinities.
+  Resource Min(const Resource& o) const;
+  Resource Max(const Resource& o) const;
+  // max(this - o, 0) per dimension.
+  Resource SubFloorZero(const Resource& o) const;
+
+  // "cpu=1500m, memory=1Gi" style text, dimensions in id order, zeros skipped.
+  std::string DebugString() const;
+  // name -> canonical quantity text, zero dimensions skipped.
+  std::vector<std::pair<std::string, std::string>> ToQuantities() const;
+
+ private:
+  absl::InlinedVector<int64_t, 6> v_;
+  int64_t fill_ = 0;
+};
+
+}  // namespace volcanic

@@ -1,0 +1,141 @@
+#include "volcanic/api/types.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace volcanic {
+
+int StatusIndex(TaskStatus s) { return std::countr_zero(Mask(s)); }
+
+const char* StatusName(TaskStatus s) {
+  static constexpr const char* kNames[kTaskStatusCount] = {
+      "Pending", "Allocated", "Pipelined", "Binding", "Bound",
+      "Running", "Releasing", "Succeeded", "Failed",  "Unknown"};
+  return kNames[StatusIndex(s)];
+}
+
+// Volcano's NodeInfo.AddTask: Releasing tasks still use the node but will
+// free it; Pipelined tasks only reserve future capacity; terminal tasks are
+// never on a node (the cache does not add them).
+void NodeInfo::AddTask(TaskInfo* t) {
+  switch (t->status) {
+    case TaskStatus::kReleasing:
+      idle -= t->resreq;
+      releasing += t->resreq;
+      used += t->resreq;
+      break;
+    case TaskStatus::kPipelined:
+      pipelined += t->resreq;
+      break;
+    default:
+      idle -= t->resreq;
+      used += t->resreq;
+  }
+  ++pod_count;
+  nonzero_cpu += t->nonzero_cpu;
+  nonzero_mem += t->nonzero_mem;
+  if (t->placement)
+    used_ports.insert(used_ports.end(), t->placement->host_ports.begin(), t->placement->host_ports.end());
+  tasks[t->key] = t;
+  ++version;
+}
+
+void NodeInfo::RemoveTask(TaskInfo* t) {
+  switch (t->status) {
+    case TaskStatus::kReleasing:
+      idle += t->resreq;
+      releasing -= t->resreq;
+      used -= t->resreq;
+      break;
+    case TaskStatus::kPipelined:
+      pipelined -= t->resreq;
+      break;
+    default:
+      idle += t->resreq;
+      used -= t->resreq;
+  }
+  --pod_count;
+  nonzero_cpu -= t->nonzero_cpu;
+  nonzero_mem -= t->nonzero_mem;
+  if (t->placement) {
+    for (const auto& p : t->placement->host_ports) {
+      auto it = std::find(used_ports.begin(), used_ports.end(), p);
+      if (it != used_ports.end()) used_ports.erase(it);
+    }
+  }
+  tasks.erase(t->key);
+  ++version;
+}
+
+bool NodeInfo::FitsFutureIdle(const Resource& req, ResourceId* short_of) const {
+  for (int i = 0; i < req.Size(); ++i) {
+    int64_t want = req.Get(i);
+    if (want <= 0) continue;
+    if (want > idle.Get(i) + releasing.Get(i) - pipelined.Get(i)) {
+      *short_of = i;
+      return false;
+    }
+  }
+  return true;
+}
+
+void NodeInfo::SetAllocatable(Resource alloc) {
+  idle = alloc - used;
+  allocatable = std::move(alloc);
+  ++version;
+}
+
+void JobInfo::AddTask(TaskInfo* t) {
+  tasks[t->key] = t;
+  ++count[StatusIndex(t->status)];
+  if (t->status == TaskStatus::kPending && t->best_effort) ++pending_best_effort;
+  if (In(t->status, kAllocatedMask)) allocated += t->resreq;
+  total_request += t->resreq;
+}
+
+void JobInfo::RemoveTask(TaskInfo* t) {
+  if (tasks.erase(t->key) == 0) return;
+  --count[StatusIndex(t->status)];
+  if (t->status == TaskStatus::kPending && t->best_effort) --pending_best_effort;
+  if (In(t->status, kAllocatedMask)) allocated -= t->resreq;
+  total_request -= t->resreq;
+}
+
+int JobInfo::Count(uint16_t mask) const {
+  int n = 0;
+  for (int i = 0; i < kTaskStatusCount; ++i)
+    if (mask & (1u << i)) n += count[i];
+  return n;
+}
+
+int JobInfo::ReadyTaskNum() const {
+  return Count(kAllocatedMask | Mask(TaskStatus::kSucceeded));
+}
+
+int JobInfo::WaitingTaskNum() const { return Count(Mask(TaskStatus::kPipelined)); }
+
+int JobInfo::ValidTaskNum() const {
+  return Count(kAllocatedMask | Mask(TaskStatus::kSucceeded) | Mask(TaskStatus::kPipelined) |
+               Mask(TaskStatus::kPending));
+}
+
+std::map<std::string, int> JobInfo::RoleCounts(uint16_t mask) const {
+  std::map<std::string, int> out;
+  for (const auto& [k, t] : tasks)
+    if (In(t->status, mask)) ++out[t->role];
+  return out;
+}
+
+void SetTaskStatus(TaskInfo* t, TaskStatus s) { PlaceTask(t, t->node, s); }
+
+void PlaceTask(TaskInfo* t, NodeInfo* node, TaskStatus s) {
+  if (t->job) t->job->RemoveTask(t);
+  if (t->node) t->node->RemoveTask(t);
+  t->status = s;
+  t->node = node;
+  t->node_name = node ? node->name : std::string();
+  if (t->job) t->job->AddTask(t);
+  if (node) node->AddTask(t);
+}
+
+}  // namespace volcanic

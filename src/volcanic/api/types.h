@@ -1,0 +1,177 @@
+// The scheduler's view of cluster objects: tasks (pods), nodes, jobs
+// (PodGroups) and queues, as Volcano's pkg/scheduler/api models them
+// (reference §4.1). Objects are built by parse.h from Kubernetes JSON and
+// owned by the Cache; sessions mutate task status and node accounting in
+// place and undo what they do not commit (see framework/statement.h).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/btree_map.h"
+#include "nlohmann/json.hpp"
+#include "volcanic/api/placement.h"
+#include "volcanic/api/resource.h"
+
+namespace volcanic {
+
+// Volcano's TaskStatus (api/types.go); bit flags so sets are masks.
+enum class TaskStatus : uint16_t {
+  kPending = 1 << 0,
+  kAllocated = 1 << 1,
+  kPipelined = 1 << 2,
+  kBinding = 1 << 3,
+  kBound = 1 << 4,
+  kRunning = 1 << 5,
+  kReleasing = 1 << 6,
+  kSucceeded = 1 << 7,
+  kFailed = 1 << 8,
+  kUnknown = 1 << 9,
+};
+inline constexpr int kTaskStatusCount = 10;
+int StatusIndex(TaskStatus s);  // 0..9
+const char* StatusName(TaskStatus s);  // "Pending", "Allocated", ...
+
+inline constexpr uint16_t Mask(TaskStatus s) { return static_cast<uint16_t>(s); }
+inline constexpr uint16_t kAllocatedMask = Mask(TaskStatus::kBound) | Mask(TaskStatus::kBinding) |
+                                           Mask(TaskStatus::kRunning) | Mask(TaskStatus::kAllocated);
+inline constexpr uint16_t kCompletedMask = Mask(TaskStatus::kSucceeded) | Mask(TaskStatus::kFailed);
+inline constexpr uint16_t kScheduledMask = Mask(TaskStatus::kRunning) | Mask(TaskStatus::kBound) |
+                                           Mask(TaskStatus::kFailed) | Mask(TaskStatus::kSucceeded);
+inline constexpr uint16_t kPreemptableMask = Mask(TaskStatus::kBound) | Mask(TaskStatus::kRunning);
+inline bool In(TaskStatus s, uint16_t mask) { return (Mask(s) & mask) != 0; }
+
+// What this scheduler decided about a pod and assumes until the API confirms.
+enum class Assumed : uint8_t { kNone, kBind, kEvict };
+
+struct JobInfo;
+struct NodeInfo;
+
+struct TaskInfo {
+  std::string uid, ns, name, key;  // key: "ns/name"
+  std::string job_key;             // "ns/podgroup"; empty for other schedulers' pods
+  bool implicit_group = false;     // no group annotation: its own group of one
+  std::string role;                // task role: annotation volcano.sh/task-spec
+  int64_t index = -1;              // pod index within its role, -1 if unknown
+  Resource resreq;                 // max(Σ containers, each init container) + overhead
+  bool best_effort = false;        // resreq empty (Volcano's IsEmpty)
+  int64_t nonzero_cpu = 0, nonzero_mem = 0;  // kube scoring's non-zero requests
+  int32_t priority = 1;
+  bool preemptable = true;
+  std::string priority_class_name, preemption_policy;
+  int64_t creation_ms = 0;
+  Labels labels, annotations;
+  std::shared_ptr<const Placement> placement;
+  std::string class_key;           // equal keys: interchangeable for placement
+  int32_t class_id = -1;
+
+  TaskStatus status = TaskStatus::kPending;
+  std::string node_name;
+  // Maintained by the Cache: the job and the node the task is accounted on.
+  JobInfo* job = nullptr;
+  NodeInfo* node = nullptr;
+  // The status and node the last upserted object showed; assumptions go back
+  // to these on forget().
+  TaskStatus observed_status = TaskStatus::kPending;
+  std::string observed_node;
+  Assumed assumed = Assumed::kNone;
+  bool terminating = false;  // deletionTimestamp set
+};
+
+struct NodeInfo {
+  std::string name;
+  bool has_object = false;  // false: a placeholder for pods bound to an unknown node
+  Labels labels;
+  std::vector<Taint> taints;
+  bool unschedulable = false;
+  bool ready_condition = true;
+  Resource allocatable;
+  int64_t max_pods = 110;
+
+  Resource idle, used, releasing, pipelined;
+  int pod_count = 0;
+  int64_t nonzero_cpu = 0, nonzero_mem = 0;
+  std::vector<HostPort> used_ports;
+  absl::btree_map<std::string, TaskInfo*> tasks;  // by task key
+  uint64_t version = 0;  // bumped on every accounting change
+  int index = -1;        // position in the session's node list, -1 outside one
+
+  // Volcano's NodeInfo.Ready(): the Ready condition holds and usage fits.
+  bool Ready() const { return has_object && ready_condition && used.LessEqual(allocatable); }
+  Resource FutureIdle() const { return idle + releasing - pipelined; }
+  bool FitsIdle(const Resource& req) const { return req.LessEqual(idle); }
+  // req <= FutureIdle without building it; on failure *short_of is the first
+  // dimension (by id: cpu, memory, ...) that does not fit.
+  bool FitsFutureIdle(const Resource& req, ResourceId* short_of) const;
+  void AddTask(TaskInfo* t);     // accounts t by its status
+  void RemoveTask(TaskInfo* t);  // undoes AddTask
+  void SetAllocatable(Resource alloc);
+};
+
+struct PodGroupCondition {
+  std::string type, status, transition_id, last_transition_time, reason, message;
+};
+
+struct JobInfo {
+  std::string key, ns, name, uid;
+  bool has_podgroup = false;  // a PodGroup object backs this job
+  bool implicit = false;      // the group of one of a pod without a group annotation
+  std::string queue = "default";
+  std::string priority_class_name;
+  int32_t priority = 0;  // resolved from PriorityClasses at session open
+  int32_t min_available = 0;
+  std::map<std::string, int32_t> min_task_member;
+  std::optional<Resource> min_resources;
+  std::string phase;  // PodGroup status.phase
+  std::vector<PodGroupCondition> conditions;
+  int64_t creation_ms = 0;
+  bool preemptable = false;
+  Labels labels, annotations;
+
+  absl::btree_map<std::string, TaskInfo*> tasks;  // by task key
+  std::array<int, kTaskStatusCount> count{};      // tasks per status
+  int pending_best_effort = 0;
+  Resource allocated;                              // Σ resreq of allocated tasks
+  Resource total_request;                          // Σ resreq of all tasks
+
+  void AddTask(TaskInfo* t);
+  void RemoveTask(TaskInfo* t);
+  int Count(uint16_t mask) const;
+  // Volcano's job_info.go gang arithmetic.
+  int ReadyTaskNum() const;    // Bound, Binding, Running, Allocated, Succeeded
+  int WaitingTaskNum() const;  // Pipelined
+  int ValidTaskNum() const;    // allocated, Succeeded, Pipelined, Pending
+  bool IsPending() const { return phase.empty() || phase == "Pending"; }
+  // Per-role counts of tasks whose status is in mask.
+  std::map<std::string, int> RoleCounts(uint16_t mask) const;
+};
+
+struct QueueInfo {
+  std::string name, uid, parent;
+  int32_t weight = 1;
+  int32_t priority = 0;
+  Resource capability = Resource::Infinite();
+  Resource deserved, guarantee;
+  bool reclaimable = true;
+  std::string state = "Open";
+  int64_t creation_ms = 0;
+  bool IsOpen() const { return state == "Open"; }
+};
+
+struct PriorityClassInfo {
+  std::string name;
+  int32_t value = 0;
+  bool global_default = false;
+};
+
+// Changes the task's status, keeping its job's and node's accounting right.
+void SetTaskStatus(TaskInfo* t, TaskStatus s);
+// Moves the task onto `node` (nullptr: off any node) with status `s`.
+void PlaceTask(TaskInfo* t, NodeInfo* node, TaskStatus s);
+
+}  // namespace volcanic

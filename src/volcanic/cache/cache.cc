@@ -1,0 +1,247 @@
+#include "volcanic/cache/cache.h"
+
+#include "absl/strings/str_cat.h"
+#include "volcanic/api/status_macros.h"
+
+namespace volcanic {
+namespace {
+
+std::string KindOf(const json& obj) {
+  if (!obj.is_object() || !obj.contains("kind") || !obj["kind"].is_string()) return "";
+  return obj["kind"].get<std::string>();
+}
+
+bool Terminal(TaskStatus s) { return In(s, kCompletedMask); }
+
+}  // namespace
+
+Cache::Cache(ParseOptions opts) : opts_(std::move(opts)) { EnsureDefaultQueues(); }
+
+void Cache::EnsureDefaultQueues() {
+  // Volcano's cache creates these when missing (cache.go newDefaultAndRootQueue).
+  if (!queues_.contains("root")) {
+    QueueInfo root;
+    root.name = root.uid = "root";
+    root.reclaimable = false;
+    queues_.emplace("root", root);
+  }
+  if (!queues_.contains(opts_.default_queue)) {
+    QueueInfo def;
+    def.name = def.uid = opts_.default_queue;
+    queues_.emplace(def.name, def);
+  }
+}
+
+absl::StatusOr<bool> Cache::Upsert(const json& obj) {
+  std::string kind = KindOf(obj);
+  if (kind == "Pod") {
+    RETURN_IF_ERROR(UpsertPod(obj));
+  } else if (kind == "Node") {
+    RETURN_IF_ERROR(UpsertNode(obj));
+  } else if (kind == "PodGroup") {
+    RETURN_IF_ERROR(UpsertPodGroup(obj));
+  } else if (kind == "Queue") {
+    ASSIGN_OR_RETURN(QueueInfo q, ParseQueue(obj));
+    queues_[q.name] = std::move(q);
+  } else if (kind == "PriorityClass") {
+    ASSIGN_OR_RETURN(PriorityClassInfo pc, ParsePriorityClass(obj));
+    priority_classes_[pc.name] = std::move(pc);
+  } else {
+    if (!obj.is_object()) return absl::InvalidArgumentError("object: must be a JSON object");
+    return false;
+  }
+  return true;
+}
+
+absl::Status Cache::UpsertPod(const json& obj) {
+  ASSIGN_OR_RETURN(TaskInfo parsed, ParsePod(obj, opts_));
+  auto [cid, inserted] = class_ids_.try_emplace(parsed.class_key, static_cast<int32_t>(class_ids_.size()));
+  parsed.class_id = cid->second;
+  auto it = tasks_.find(parsed.key);
+  if (it != tasks_.end()) {
+    TaskInfo* old = it->second.get();
+    // Keep what this scheduler decided until the object shows it happened.
+    if (old->assumed == Assumed::kBind && parsed.node_name.empty() &&
+        parsed.status == TaskStatus::kPending) {
+      parsed.status = TaskStatus::kBinding;
+      parsed.node_name = old->node_name;
+      parsed.assumed = Assumed::kBind;
+    } else if (old->assumed == Assumed::kEvict && !parsed.terminating && !Terminal(parsed.status)) {
+      parsed.status = TaskStatus::kReleasing;
+      parsed.assumed = Assumed::kEvict;
+    }
+    DetachTask(old);
+    *old = std::move(parsed);
+    AttachTask(old);
+    return absl::OkStatus();
+  }
+  auto t = std::make_unique<TaskInfo>(std::move(parsed));
+  TaskInfo* raw = t.get();
+  tasks_.emplace(raw->key, std::move(t));
+  AttachTask(raw);
+  return absl::OkStatus();
+}
+
+void Cache::AttachTask(TaskInfo* t) {
+  if (!t->node_name.empty() && !Terminal(t->status)) {
+    auto& node = nodes_[t->node_name];
+    if (!node) {
+      node = std::make_unique<NodeInfo>();
+      node->name = t->node_name;  // placeholder until the Node arrives
+    }
+    node->AddTask(t);
+    t->node = node.get();
+  }
+  if (!t->job_key.empty()) {
+    auto& job = jobs_[t->job_key];
+    if (!job) {
+      job = std::make_unique<JobInfo>();
+      job->key = t->job_key;
+      job->ns = t->ns;
+      job->name = t->job_key.substr(t->ns.size() + 1);
+      job->uid = job->key;
+      if (t->implicit_group) {
+        // What Volcano's PodGroup controller would create for a bare pod.
+        job->implicit = true;
+        job->min_available = 1;
+        job->queue = opts_.default_queue;
+        job->priority_class_name = t->priority_class_name;
+        job->creation_ms = t->creation_ms;
+      }
+    }
+    job->AddTask(t);
+    t->job = job.get();
+  }
+}
+
+void Cache::DetachTask(TaskInfo* t) {
+  if (t->node) {
+    t->node->RemoveTask(t);
+    DropNodeIfEmpty(t->node->name);
+    t->node = nullptr;
+  }
+  if (t->job) {
+    t->job->RemoveTask(t);
+    DropJobIfEmpty(t->job->key);
+    t->job = nullptr;
+  }
+}
+
+void Cache::DropJobIfEmpty(const std::string& key) {
+  auto it = jobs_.find(key);
+  if (it != jobs_.end() && it->second->tasks.empty() && !it->second->has_podgroup) jobs_.erase(it);
+}
+
+void Cache::DropNodeIfEmpty(const std::string& name) {
+  auto it = nodes_.find(name);
+  if (it != nodes_.end() && it->second->tasks.empty() && !it->second->has_object) nodes_.erase(it);
+}
+
+absl::Status Cache::UpsertNode(const json& obj) {
+  ASSIGN_OR_RETURN(NodeInfo parsed, ParseNode(obj));
+  auto& node = nodes_[parsed.name];
+  if (!node) {
+    node = std::make_unique<NodeInfo>(std::move(parsed));
+    return absl::OkStatus();
+  }
+  // Keep the tasks and their accounting; replace what the object says.
+  node->has_object = true;
+  node->labels = std::move(parsed.labels);
+  node->taints = std::move(parsed.taints);
+  node->unschedulable = parsed.unschedulable;
+  node->ready_condition = parsed.ready_condition;
+  node->max_pods = parsed.max_pods;
+  node->SetAllocatable(std::move(parsed.allocatable));
+  return absl::OkStatus();
+}
+
+absl::Status Cache::UpsertPodGroup(const json& obj) {
+  ASSIGN_OR_RETURN(JobInfo parsed, ParsePodGroup(obj, opts_));
+  parsed.has_podgroup = true;
+  auto& job = jobs_[parsed.key];
+  if (!job) {
+    job = std::make_unique<JobInfo>(std::move(parsed));
+    return absl::OkStatus();
+  }
+  // Same object, so tasks keep pointing at it; keep tasks and accounting.
+  parsed.tasks = std::move(job->tasks);
+  parsed.count = job->count;
+  parsed.pending_best_effort = job->pending_best_effort;
+  parsed.allocated = std::move(job->allocated);
+  parsed.total_request = std::move(job->total_request);
+  *job = std::move(parsed);
+  return absl::OkStatus();
+}
+
+absl::Status Cache::Delete(const std::string& kind, const std::string& name, const std::string& ns) {
+  std::string key = (ns.empty() ? "default" : ns) + "/" + name;
+  if (kind == "Pod") {
+    DeleteTask(key);
+  } else if (kind == "Node") {
+    auto it = nodes_.find(name);
+    if (it != nodes_.end()) {
+      it->second->has_object = false;
+      DropNodeIfEmpty(name);
+    }
+  } else if (kind == "PodGroup") {
+    auto it = jobs_.find(key);
+    if (it != jobs_.end()) {
+      JobInfo& job = *it->second;
+      job.has_podgroup = false;
+      job.implicit = false;
+      DropJobIfEmpty(key);
+    }
+  } else if (kind == "Queue") {
+    queues_.erase(name);
+    EnsureDefaultQueues();
+  } else if (kind == "PriorityClass") {
+    priority_classes_.erase(name);
+  }
+  return absl::OkStatus();
+}
+
+void Cache::DeleteTask(const std::string& key) {
+  auto it = tasks_.find(key);
+  if (it == tasks_.end()) return;
+  DetachTask(it->second.get());
+  tasks_.erase(it);
+}
+
+absl::Status Cache::Forget(const std::string& key) {
+  TaskInfo* t = FindTask(key);
+  if (!t) return absl::NotFoundError(absl::StrCat("pod ", key, " is not in the cache"));
+  if (t->assumed == Assumed::kNone) return absl::OkStatus();
+  DetachTask(t);
+  t->status = t->observed_status;
+  t->node_name = t->observed_node;
+  t->assumed = Assumed::kNone;
+  AttachTask(t);
+  return absl::OkStatus();
+}
+
+void Cache::AssumeBind(TaskInfo* t) {
+  SetTaskStatus(t, TaskStatus::kBinding);
+  t->assumed = Assumed::kBind;
+}
+
+void Cache::AssumeEvict(TaskInfo* t) {
+  SetTaskStatus(t, TaskStatus::kReleasing);
+  t->assumed = Assumed::kEvict;
+}
+
+NodeInfo* Cache::FindNode(const std::string& name) const {
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : it->second.get();
+}
+
+JobInfo* Cache::FindJob(const std::string& key) const {
+  auto it = jobs_.find(key);
+  return it == jobs_.end() ? nullptr : it->second.get();
+}
+
+TaskInfo* Cache::FindTask(const std::string& key) const {
+  auto it = tasks_.find(key);
+  return it == tasks_.end() ? nullptr : it->second.get();
+}
+
+}  // namespace volcanic

@@ -1,0 +1,73 @@
+// The scheduler's incremental cluster cache (Volcano's SchedulerCache).
+//
+// Promises: Upsert/Delete apply one object in O(size of the object + log n);
+// node and job accounting stay exact after every call. A failed Upsert
+// changes nothing. Sessions work on the cache in place (no copy): what a
+// session commits (binds, evictions, PodGroup phases) stays "assumed" until
+// an upsert of the object confirms or replaces it, or Forget drops it.
+// Objects of kinds the scheduler does not use are ignored.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/container/btree_map.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "volcanic/api/parse.h"
+#include "volcanic/api/types.h"
+
+namespace volcanic {
+
+class Cache {
+ public:
+  explicit Cache(ParseOptions opts = {});
+
+  // Adds or replaces an object by kind and key. Returns false for kinds the
+  // scheduler ignores.
+  absl::StatusOr<bool> Upsert(const json& obj);
+  // Removes an object; removing a missing object is not an error.
+  absl::Status Delete(const std::string& kind, const std::string& name, const std::string& ns);
+  // Drops what a session assumed about the pod; NotFound for an unknown pod.
+  absl::Status Forget(const std::string& task_key);
+
+  // Session commits.
+  void AssumeBind(TaskInfo* t);   // Allocated -> Binding
+  void AssumeEvict(TaskInfo* t);  // -> Releasing
+
+  const absl::btree_map<std::string, std::unique_ptr<NodeInfo>>& nodes() const { return nodes_; }
+  const absl::btree_map<std::string, std::unique_ptr<JobInfo>>& jobs() const { return jobs_; }
+  const absl::btree_map<std::string, QueueInfo>& queues() const { return queues_; }
+  const absl::flat_hash_map<std::string, PriorityClassInfo>& priority_classes() const {
+    return priority_classes_;
+  }
+  NodeInfo* FindNode(const std::string& name) const;
+  JobInfo* FindJob(const std::string& key) const;
+  TaskInfo* FindTask(const std::string& key) const;
+  // Whether a job takes part in sessions: it has a PodGroup, or it is the
+  // implicit group of one bare pod.
+  static bool Schedulable(const JobInfo& job) { return job.has_podgroup || job.implicit; }
+  int ClassCount() const { return static_cast<int>(class_ids_.size()); }
+  const ParseOptions& options() const { return opts_; }
+
+ private:
+  absl::Status UpsertPod(const json& obj);
+  absl::Status UpsertNode(const json& obj);
+  absl::Status UpsertPodGroup(const json& obj);
+  void AttachTask(TaskInfo* t);
+  void DetachTask(TaskInfo* t);
+  void DeleteTask(const std::string& key);
+  void DropJobIfEmpty(const std::string& key);
+  void DropNodeIfEmpty(const std::string& name);
+  void EnsureDefaultQueues();
+
+  ParseOptions opts_;
+  absl::btree_map<std::string, std::unique_ptr<NodeInfo>> nodes_;
+  absl::btree_map<std::string, std::unique_ptr<JobInfo>> jobs_;
+  absl::flat_hash_map<std::string, std::unique_ptr<TaskInfo>> tasks_;
+  absl::btree_map<std::string, QueueInfo> queues_;
+  absl::flat_hash_map<std::string, PriorityClassInfo> priority_classes_;
+  absl::flat_hash_map<std::string, int32_t> class_ids_;
+};
+
+}  // namespace volcanic

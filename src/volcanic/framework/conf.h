@@ -1,0 +1,77 @@
+// Volcano's scheduler configuration (volcano-scheduler.conf): an `actions`
+// string, `tiers` of plugins with per-extension-point enable flags and
+// `arguments`, and per-action `configurations` (reference §4.4, §4.5).
+//
+// Bad input: an unknown action, plugin, enable flag or argument, or a value
+// of the wrong type, is a ConfigError naming it and listing what is known.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+
+namespace volcanic {
+
+using nlohmann::json;
+
+// Typed access to a plugin's or action's `arguments` map. Volcano accepts
+// numbers written as strings ("10"), so do we.
+class Arguments {
+ public:
+  Arguments() : args_(json::object()) {}
+  Arguments(json args, std::string owner) : args_(std::move(args)), owner_(std::move(owner)) {}
+
+  absl::StatusOr<double> Float(const std::string& key, double def) const;
+  absl::StatusOr<int64_t> Int(const std::string& key, int64_t def) const;
+  absl::StatusOr<bool> Bool(const std::string& key, bool def) const;
+  absl::StatusOr<std::string> String(const std::string& key, const std::string& def) const;
+  bool Has(const std::string& key) const { return args_.contains(key); }
+  const json& raw() const { return args_; }
+  // A ConfigError for the first key neither in `known` nor starting with one
+  // of `prefixes`.
+  absl::Status CheckKnown(const std::vector<std::string>& known,
+                          const std::vector<std::string>& prefixes = {}) const;
+
+ private:
+  absl::Status TypeError(const std::string& key, const char* want) const;
+  json args_;
+  std::string owner_;  // "plugin binpack", for messages
+};
+
+struct PluginOption {
+  std::string name;
+  absl::flat_hash_map<std::string, bool> flags;  // only flags given in the conf
+  Arguments arguments;
+  // Missing flags default to true (Volcano's plugins/defaults.go).
+  bool Enabled(const std::string& flag) const {
+    auto it = flags.find(flag);
+    return it == flags.end() || it->second;
+  }
+};
+
+struct Tier {
+  std::vector<PluginOption> plugins;
+};
+
+struct SchedulerConf {
+  std::vector<std::string> actions;
+  std::vector<Tier> tiers;
+  absl::flat_hash_map<std::string, Arguments> action_arguments;
+  bool HasAction(const std::string& name) const;
+};
+
+// Volcano's code default (pkg/scheduler/util.go DefaultSchedulerConf).
+SchedulerConf DefaultSchedulerConf();
+
+// Parses the JSON form of the configuration (YAML is converted by Python).
+// Checks action and plugin names and every plugin's arguments against the
+// registry.
+absl::StatusOr<SchedulerConf> ParseSchedulerConf(const json& conf);
+
+// The enable flags Volcano knows (reference §4.4).
+const std::vector<std::string>& KnownEnableFlags();
+
+}  // namespace volcanic

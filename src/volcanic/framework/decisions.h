@@ -1,0 +1,30 @@
+// What one session decided, in the shape of volcanic.Decisions.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "volcanic/api/resource.h"
+#include "volcanic/api/types.h"
+
+namespace volcanic {
+
+struct PodGroupStatusOut {
+  std::string phase;
+  std::vector<PodGroupCondition> conditions;
+  int running = 0, succeeded = 0, failed = 0;
+};
+
+struct Decisions {
+  std::vector<std::pair<std::string, std::string>> binds;      // pod key -> node, in bind order
+  std::vector<std::string> evictions;                          // pod keys, in eviction order
+  std::vector<std::pair<std::string, std::string>> pipelined;  // pod key -> node
+  std::map<std::string, PodGroupStatusOut> podgroups;          // job key -> status
+  std::map<std::string, Resource> queue_allocated;             // queue -> allocated
+  std::map<std::string, std::string> unschedulable;            // pod key -> reason
+  std::vector<std::pair<std::string, double>> action_seconds;  // action -> wall seconds
+};
+
+}  // namespace volcanic

@@ -1,0 +1,156 @@
+#include "volcanic/framework/node_search.h"
+
+#include "absl/container/btree_set.h"
+#include "absl/container/inlined_vector.h"
+#include "volcanic/framework/session.h"
+
+namespace volcanic {
+
+// Per task class: every session node's last evaluation, and the fitting
+// nodes ranked by (group, score desc, node index).
+struct NodeSearch::ClassIndex {
+  struct Key {
+    int group;
+    double score;
+    int node;
+    bool operator<(const Key& o) const {
+      if (group != o.group) return group < o.group;
+      if (score != o.score) return score > o.score;
+      return node < o.node;
+    }
+  };
+  absl::btree_set<Key> ranked;
+  std::vector<uint64_t> seen_version;  // per node; evaluated at this version
+  std::vector<Key> key;                // per node; group kNoFit when not ranked
+  std::vector<absl::InlinedVector<int, 2>> reasons;  // per node, when not fitting
+  size_t cursor = 0;                   // into change_log_
+  bool errors_valid = false;
+  FitErrors errors;
+};
+
+NodeSearch::NodeSearch(Session& ssn) : ssn_(ssn) {}
+NodeSearch::~NodeSearch() = default;
+
+void NodeSearch::NodeChanged(const NodeInfo* n) {
+  if (n && n->index >= 0) change_log_.push_back(n->index);
+}
+
+int NodeSearch::ReasonId(const std::string& reason) {
+  auto [it, inserted] = reason_ids_.try_emplace(reason, static_cast<int>(reason_names_.size()));
+  if (inserted) reason_names_.push_back(reason);
+  return it->second;
+}
+
+NodeSearch::Fit NodeSearch::Evaluate(const TaskInfo& task, const NodeInfo& node, bool resource_check,
+                                     std::vector<std::string>* reasons) const {
+  if (resource_check) {
+    ResourceId short_of;
+    if (!node.FitsFutureIdle(task.resreq, &short_of)) {
+      reasons->push_back("Insufficient " + ResourceNames::Name(short_of));
+      return kNoFit;
+    }
+  }
+  if (!ssn_.Predicate(task, node, reasons)) return kNoFit;
+  return !resource_check || node.FitsIdle(task.resreq) ? kFitIdle : kFitFuture;
+}
+
+NodeSearch::Result NodeSearch::Find(const TaskInfo& task, bool resource_check, FitErrors* errors) {
+  if (indexing_ && resource_check && task.class_id >= 0 && ssn_.NodeLocal(task))
+    return FindIndexed(task, errors);
+  return FindGeneric(task, resource_check, errors);
+}
+
+NodeSearch::Result NodeSearch::FindGeneric(const TaskInfo& task, bool resource_check, FitErrors* errors) {
+  std::vector<NodeInfo*> groups[2];
+  std::vector<std::string> reasons;
+  FitErrors fe;
+  for (NodeInfo* node : ssn_.nodes()) {
+    reasons.clear();
+    Fit fit = Evaluate(task, *node, resource_check, &reasons);
+    if (fit == kNoFit) {
+      fe.AddNode(reasons);
+    } else {
+      groups[fit].push_back(node);
+    }
+  }
+  for (auto& group : groups) {
+    if (group.empty()) continue;
+    Result r{group.front(), &group == &groups[0]};
+    if (group.size() == 1 || !ssn_.HasNodeOrder()) return r;
+    std::vector<double> scores;
+    ssn_.NodeScores(task, group, &scores);
+    size_t best = 0;
+    for (size_t i = 1; i < group.size(); ++i)
+      if (scores[i] > scores[best]) best = i;  // strict: ties keep the first by name
+    r.node = group[best];
+    return r;
+  }
+  *errors = std::move(fe);
+  return {};
+}
+
+NodeSearch::ClassIndex& NodeSearch::Index(const TaskInfo& task) {
+  if (static_cast<int>(classes_.size()) <= task.class_id) classes_.resize(task.class_id + 1);
+  auto& ci = classes_[task.class_id];
+  if (!ci) {
+    ci = std::make_unique<ClassIndex>();
+    size_t n = ssn_.nodes().size();
+    ci->seen_version.assign(n, 0);
+    ci->key.assign(n, {kNoFit, 0, 0});
+    ci->reasons.resize(n);
+    for (size_t i = 0; i < n; ++i) Refresh(*ci, task, static_cast<int>(i));
+    ci->cursor = change_log_.size();
+    return *ci;
+  }
+  for (; ci->cursor < change_log_.size(); ++ci->cursor) {
+    int i = change_log_[ci->cursor];
+    if (ssn_.nodes()[i]->version != ci->seen_version[i]) Refresh(*ci, task, i);
+  }
+  return *ci;
+}
+
+void NodeSearch::Refresh(ClassIndex& ci, const TaskInfo& task, int i) {
+  NodeInfo* node = ssn_.nodes()[i];
+  ci.seen_version[i] = node->version;
+  ci.errors_valid = false;
+  if (ci.key[i].group != kNoFit) ci.ranked.erase(ci.key[i]);
+  static thread_local std::vector<std::string> reasons;
+  reasons.clear();
+  Fit fit = Evaluate(task, *node, true, &reasons);
+  ci.reasons[i].clear();
+  if (fit == kNoFit) {
+    ci.key[i] = {kNoFit, 0, i};
+    for (const auto& r : reasons) ci.reasons[i].push_back(ReasonId(r));
+    return;
+  }
+  double score = 0;
+  if (ssn_.HasNodeOrder()) {
+    std::vector<double> scores;
+    ssn_.NodeScores(task, absl::MakeConstSpan(&node, 1), &scores);
+    score = scores[0];
+  }
+  ci.key[i] = {fit, score, i};
+  ci.ranked.insert(ci.key[i]);
+}
+
+NodeSearch::Result NodeSearch::FindIndexed(const TaskInfo& task, FitErrors* errors) {
+  ClassIndex& ci = Index(task);
+  if (!ci.ranked.empty()) {
+    const auto& best = *ci.ranked.begin();
+    return {ssn_.nodes()[best.node], best.group == kFitIdle};
+  }
+  if (!ci.errors_valid) {
+    ci.errors = FitErrors();
+    std::vector<std::string> names;
+    for (const auto& ids : ci.reasons) {
+      names.clear();
+      for (int id : ids) names.push_back(reason_names_[id]);
+      ci.errors.AddNode(names);
+    }
+    ci.errors_valid = true;
+  }
+  *errors = ci.errors;
+  return {};
+}
+
+}  // namespace volcanic

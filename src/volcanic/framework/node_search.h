@@ -1,0 +1,63 @@
+// Finding the node for a task, as allocate does (reference §4.3): nodes
+// where the task fits Idle come first, then nodes where it fits only
+// FutureIdle (pipelining); within a group the highest score wins and ties go
+// to the first node by name (Volcano picks at random).
+//
+// Two ways, same answers:
+//  - generic: every node is checked and scored for every task, O(nodes);
+//  - indexed: when all predicates and scores are node-local for the task
+//    (Session::NodeLocal), results are kept per task class in an ordered
+//    index and refreshed only for nodes changed since the class last looked,
+//    so a placement costs O(log nodes) per class that is used again.
+// Tests run both and compare.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "volcanic/api/types.h"
+#include "volcanic/framework/fit_errors.h"
+
+namespace volcanic {
+
+class Session;
+
+class NodeSearch {
+ public:
+  explicit NodeSearch(Session& ssn);
+  ~NodeSearch();
+
+  struct Result {
+    NodeInfo* node = nullptr;  // nullptr: no node fits; see the errors
+    bool fits_idle = false;
+  };
+  // With `resource_check` false (backfill's best-effort tasks) only the
+  // plugins' predicates are checked and every fitting node counts as idle.
+  Result Find(const TaskInfo& task, bool resource_check, FitErrors* errors);
+  void NodeChanged(const NodeInfo* n);
+  // Turns the class index off (for tests and comparison).
+  void set_indexing(bool on) { indexing_ = on; }
+
+ private:
+  struct ClassIndex;
+  enum Fit { kNoFit = -1, kFitIdle = 0, kFitFuture = 1 };
+
+  Fit Evaluate(const TaskInfo& task, const NodeInfo& node, bool resource_check,
+               std::vector<std::string>* reasons) const;
+  Result FindGeneric(const TaskInfo& task, bool resource_check, FitErrors* errors);
+  Result FindIndexed(const TaskInfo& task, FitErrors* errors);
+  ClassIndex& Index(const TaskInfo& task);
+  void Refresh(ClassIndex& ci, const TaskInfo& task, int node_index);
+  int ReasonId(const std::string& reason);
+
+  Session& ssn_;
+  bool indexing_ = true;
+  std::vector<std::unique_ptr<ClassIndex>> classes_;  // by class id
+  std::vector<int> change_log_;                       // node indices, in change order
+  std::vector<std::string> reason_names_;
+  absl::flat_hash_map<std::string, int> reason_ids_;
+};
+
+}  // namespace volcanic

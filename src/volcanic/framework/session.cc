@@ -1,0 +1,422 @@
+#include "volcanic/framework/session.h"
+
+#include <chrono>
+#include <set>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "volcanic/api/status_macros.h"
+#include "volcanic/framework/node_search.h"
+
+namespace volcanic {
+
+struct Session::Slot {
+  std::string name;
+  const PluginOption* option = nullptr;
+  int tier = 0;
+  std::unique_ptr<Plugin> plugin;
+  JobOrderFn job_order;
+  TaskOrderFn task_order;
+  QueueOrderFn queue_order;
+  JobValidFn job_valid;
+  JobPredicateFn job_ready, job_starving;
+  JobVoteFn job_pipelined, job_enqueueable;
+  JobEnqueuedFn job_enqueued;
+  OverusedFn overused;
+  AllocatableFn allocatable;
+  PrePredicateFn pre_predicate;
+  PredicateFn predicate;
+  NodeOrderFn node_order;
+  BatchNodeOrderFn batch_node_order;
+  EvictableFn preemptable, reclaimable;
+  std::vector<NodeLocalFn> node_local;
+  TaskEventFn on_allocate, on_deallocate;
+};
+
+namespace {
+
+// Volcano's helpers.CompareTask index: the last "-" segment of a pod name
+// with at least three segments ("job-worker-3" -> 3), or the task-index
+// annotation when present.
+std::optional<int64_t> PodIndex(const TaskInfo& t) {
+  if (t.index >= 0) return t.index;
+  std::vector<absl::string_view> parts = absl::StrSplit(t.name, '-');
+  int64_t v;
+  if (parts.size() >= 3 && absl::SimpleAtoi(parts.back(), &v)) return v;
+  return std::nullopt;
+}
+
+template <typename T>
+bool CreationThenUid(const T& l, const T& r) {
+  if (l.creation_ms != r.creation_ms) return l.creation_ms < r.creation_ms;
+  return l.uid < r.uid;
+}
+
+}  // namespace
+
+Session::Session(Cache& cache, const SchedulerConf& conf, SessionOptions opts)
+    : cache_(cache), conf_(conf), opts_(std::move(opts)) {}
+
+Session::~Session() {
+  for (NodeInfo* n : nodes_) n->index = -1;
+}
+
+Session::Slot& Session::SlotFor(const std::string& plugin) {
+  for (auto& s : slots_)
+    if (s->name == plugin) return *s;
+  // A plugin registering under another name gets a slot of its own in the
+  // last tier, enabled for everything.
+  slots_.push_back(std::make_unique<Slot>());
+  slots_.back()->name = plugin;
+  slots_.back()->tier = conf_.tiers.empty() ? 0 : static_cast<int>(conf_.tiers.size()) - 1;
+  return *slots_.back();
+}
+
+template <typename F>
+Tiered<F> Session::Collect(F Slot::*field, const char* flag) const {
+  Tiered<F> out(conf_.tiers.size());
+  for (const auto& s : slots_) {
+    if (!(s.get()->*field)) continue;
+    if (flag && s->option && !s->option->Enabled(flag)) continue;
+    out[s->tier].push_back(s.get()->*field);
+  }
+  return out;
+}
+
+absl::Status Session::Open() {
+  for (const auto& [name, node] : cache_.nodes()) {
+    if (!node->Ready()) continue;
+    node->index = static_cast<int>(nodes_.size());
+    nodes_.push_back(node.get());
+    total_resource_ += node->allocatable;
+  }
+  for (const auto& [name, q] : cache_.queues()) queues_.emplace(name, &q);
+  for (const auto& [key, job] : cache_.jobs()) {
+    if (!Cache::Schedulable(*job)) continue;
+    jobs_.emplace(key, job.get());
+    old_conditions_[job.get()] = job->conditions;
+  }
+  ResolvePriorities();
+
+  for (size_t ti = 0; ti < conf_.tiers.size(); ++ti) {
+    for (const PluginOption& opt : conf_.tiers[ti].plugins) {
+      auto slot = std::make_unique<Slot>();
+      slot->name = opt.name;
+      slot->option = &opt;
+      slot->tier = static_cast<int>(ti);
+      ASSIGN_OR_RETURN(slot->plugin, Registry::Global().BuildPlugin(opt.name, opt.arguments));
+      slots_.push_back(std::move(slot));
+    }
+  }
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i]->plugin) slots_[i]->plugin->OnSessionOpen(*this);
+  }
+  job_order_ = Collect(&Slot::job_order, "enableJobOrder");
+  task_order_ = Collect(&Slot::task_order, "enableTaskOrder");
+  queue_order_ = Collect(&Slot::queue_order, "enableQueueOrder");
+  job_valid_ = Collect(&Slot::job_valid, nullptr);
+  job_ready_ = Collect(&Slot::job_ready, "enableJobReady");
+  job_pipelined_ = Collect(&Slot::job_pipelined, "enableJobPipelined");
+  job_starving_ = Collect(&Slot::job_starving, "enableJobStarving");
+  job_enqueueable_ = Collect(&Slot::job_enqueueable, "enableJobEnqueued");
+  job_enqueued_ = Collect(&Slot::job_enqueued, "enableJobEnqueued");
+  overused_ = Collect(&Slot::overused, "enabledOverused");
+  allocatable_ = Collect(&Slot::allocatable, "enabledAllocatable");
+  pre_predicate_ = Collect(&Slot::pre_predicate, "enablePredicate");
+  predicate_ = Collect(&Slot::predicate, "enablePredicate");
+  node_order_ = Collect(&Slot::node_order, "enableNodeOrder");
+  batch_node_order_ = Collect(&Slot::batch_node_order, "enableNodeOrder");
+  preemptable_ = Collect(&Slot::preemptable, "enablePreemptable");
+  reclaimable_ = Collect(&Slot::reclaimable, "enableReclaimable");
+  for (const auto& s : slots_) {
+    bool predicate_on = s->predicate && (!s->option || s->option->Enabled("enablePredicate"));
+    bool order_on = (s->node_order || s->batch_node_order) &&
+                    (!s->option || s->option->Enabled("enableNodeOrder"));
+    if (predicate_on || order_on)
+      for (const auto& fn : s->node_local) node_local_.push_back(fn);
+    if (s->on_allocate || s->on_deallocate) event_handlers_.emplace_back(s->on_allocate, s->on_deallocate);
+  }
+
+  for (const std::string& name : conf_.actions) {
+    auto it = conf_.action_arguments.find(name);
+    ASSIGN_OR_RETURN(auto action, Registry::Global().BuildAction(
+                                      name, it == conf_.action_arguments.end() ? Arguments() : it->second));
+    actions_.emplace_back(std::move(action), name);
+  }
+  node_search_ = std::make_unique<NodeSearch>(*this);
+  return absl::OkStatus();
+}
+
+void Session::ClosePlugins() {
+  for (auto& slot : slots_)
+    if (slot->plugin) slot->plugin->OnSessionClose(*this);
+}
+
+void Session::ResolvePriorities() {
+  int32_t default_priority = 0;
+  for (const auto& [name, pc] : cache_.priority_classes())
+    if (pc.global_default) default_priority = pc.value;
+  for (auto& [key, job] : jobs_) {
+    auto it = cache_.priority_classes().find(job->priority_class_name);
+    job->priority = it == cache_.priority_classes().end() ? default_priority : it->second.value;
+  }
+}
+
+void Session::RunActions(Decisions* out) {
+  for (auto& [action, name] : actions_) {
+    auto start = std::chrono::steady_clock::now();
+    action->Execute(*this);
+    std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    out->action_seconds.emplace_back(name, took.count());
+  }
+}
+
+const QueueInfo* Session::FindQueue(const std::string& name) const {
+  auto it = queues_.find(name);
+  return it == queues_.end() ? nullptr : it->second;
+}
+
+// Registration.
+void Session::AddJobOrderFn(const std::string& p, JobOrderFn fn) { SlotFor(p).job_order = std::move(fn); }
+void Session::AddTaskOrderFn(const std::string& p, TaskOrderFn fn) { SlotFor(p).task_order = std::move(fn); }
+void Session::AddQueueOrderFn(const std::string& p, QueueOrderFn fn) { SlotFor(p).queue_order = std::move(fn); }
+void Session::AddJobValidFn(const std::string& p, JobValidFn fn) { SlotFor(p).job_valid = std::move(fn); }
+void Session::AddJobReadyFn(const std::string& p, JobPredicateFn fn) { SlotFor(p).job_ready = std::move(fn); }
+void Session::AddJobPipelinedFn(const std::string& p, JobVoteFn fn) { SlotFor(p).job_pipelined = std::move(fn); }
+void Session::AddJobStarvingFn(const std::string& p, JobPredicateFn fn) { SlotFor(p).job_starving = std::move(fn); }
+void Session::AddJobEnqueueableFn(const std::string& p, JobVoteFn fn) { SlotFor(p).job_enqueueable = std::move(fn); }
+void Session::AddJobEnqueuedFn(const std::string& p, JobEnqueuedFn fn) { SlotFor(p).job_enqueued = std::move(fn); }
+void Session::AddOverusedFn(const std::string& p, OverusedFn fn) { SlotFor(p).overused = std::move(fn); }
+void Session::AddAllocatableFn(const std::string& p, AllocatableFn fn) { SlotFor(p).allocatable = std::move(fn); }
+void Session::AddPrePredicateFn(const std::string& p, PrePredicateFn fn) { SlotFor(p).pre_predicate = std::move(fn); }
+void Session::AddPreemptableFn(const std::string& p, EvictableFn fn) { SlotFor(p).preemptable = std::move(fn); }
+void Session::AddReclaimableFn(const std::string& p, EvictableFn fn) { SlotFor(p).reclaimable = std::move(fn); }
+
+void Session::AddPredicateFn(const std::string& p, PredicateFn fn, NodeLocalFn local) {
+  Slot& s = SlotFor(p);
+  s.predicate = std::move(fn);
+  s.node_local.push_back(local ? std::move(local) : [](const TaskInfo&) { return false; });
+}
+
+void Session::AddNodeOrderFn(const std::string& p, NodeOrderFn fn, NodeLocalFn local) {
+  Slot& s = SlotFor(p);
+  s.node_order = std::move(fn);
+  s.node_local.push_back(local ? std::move(local) : [](const TaskInfo&) { return false; });
+}
+
+void Session::AddBatchNodeOrderFn(const std::string& p, BatchNodeOrderFn fn, NodeLocalFn local) {
+  Slot& s = SlotFor(p);
+  s.batch_node_order = std::move(fn);
+  s.node_local.push_back(local ? std::move(local) : [](const TaskInfo&) { return false; });
+}
+
+void Session::AddEventHandler(const std::string& p, TaskEventFn on_allocate, TaskEventFn on_deallocate) {
+  Slot& s = SlotFor(p);
+  s.on_allocate = std::move(on_allocate);
+  s.on_deallocate = std::move(on_deallocate);
+}
+
+// Combined extension points.
+bool Session::JobOrder(const JobInfo& l, const JobInfo& r) const {
+  if (int c = FirstNonZero(job_order_, l, r)) return c < 0;
+  return CreationThenUid(l, r);
+}
+
+bool Session::QueueOrder(const QueueInfo& l, const QueueInfo& r) const {
+  if (int c = FirstNonZero(queue_order_, l, r)) return c < 0;
+  return CreationThenUid(l, r);
+}
+
+bool Session::TaskOrder(const TaskInfo& l, const TaskInfo& r) const {
+  if (int c = FirstNonZero(task_order_, l, r)) return c < 0;
+  auto li = PodIndex(l), ri = PodIndex(r);
+  if (li && ri && *li != *ri) return *li < *ri;
+  return CreationThenUid(l, r);
+}
+
+std::optional<ValidateResult> Session::JobValid(const JobInfo& job) const {
+  for (const auto& tier : job_valid_)
+    for (const auto& fn : tier)
+      if (auto r = fn(job); r && !r->pass) return r;
+  return std::nullopt;
+}
+
+bool Session::JobReady(const JobInfo& job) const { return AllTrue(job_ready_, job); }
+bool Session::JobPipelined(const JobInfo& job) const { return Vote(job_pipelined_, job); }
+bool Session::JobStarving(const JobInfo& job) const { return FirstTierAll(job_starving_, job); }
+bool Session::JobEnqueueable(const JobInfo& job) const { return Vote(job_enqueueable_, job); }
+
+void Session::JobEnqueued(const JobInfo& job) const {
+  for (const auto& tier : job_enqueued_)
+    for (const auto& fn : tier) fn(job);
+}
+
+bool Session::Overused(const QueueInfo& q) const { return AnyTrue(overused_, q); }
+bool Session::Allocatable(const QueueInfo& q, const TaskInfo& t) const { return AllTrue(allocatable_, q, t); }
+
+absl::Status Session::PrePredicate(const TaskInfo& t) const {
+  for (const auto& tier : pre_predicate_)
+    for (const auto& fn : tier) RETURN_IF_ERROR(fn(t));
+  return absl::OkStatus();
+}
+
+bool Session::Predicate(const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) const {
+  for (const auto& tier : predicate_)
+    for (const auto& fn : tier)
+      if (!fn(t, n, reasons)) return false;
+  return true;
+}
+
+void Session::NodeScores(const TaskInfo& t, absl::Span<NodeInfo* const> nodes,
+                         std::vector<double>* scores) const {
+  scores->assign(nodes.size(), 0.0);
+  for (const auto& tier : node_order_)
+    for (const auto& fn : tier)
+      for (size_t i = 0; i < nodes.size(); ++i) (*scores)[i] += fn(t, *nodes[i]);
+  for (const auto& tier : batch_node_order_)
+    for (const auto& fn : tier) fn(t, nodes, scores);
+}
+
+bool Session::HasNodeOrder() const {
+  for (const auto& tier : node_order_)
+    if (!tier.empty()) return true;
+  for (const auto& tier : batch_node_order_)
+    if (!tier.empty()) return true;
+  return false;
+}
+
+bool Session::NodeLocal(const TaskInfo& t) const {
+  for (const auto& fn : node_local_)
+    if (!fn(t)) return false;
+  return true;
+}
+
+std::vector<TaskInfo*> Session::Preemptable(const TaskInfo& p, const std::vector<TaskInfo*>& c) const {
+  return Victims<TaskInfo*>(preemptable_, p, c);
+}
+
+std::vector<TaskInfo*> Session::Reclaimable(const TaskInfo& p, const std::vector<TaskInfo*>& c) const {
+  return Victims<TaskInfo*>(reclaimable_, p, c);
+}
+
+// State changes.
+void Session::AllocateTask(TaskInfo* t, NodeInfo* n) {
+  PlaceTask(t, n, TaskStatus::kAllocated);
+  touched_.push_back(t);
+  for (auto& [on_allocate, _] : event_handlers_)
+    if (on_allocate) on_allocate(*t);
+  node_search_->NodeChanged(n);
+}
+
+void Session::PipelineTask(TaskInfo* t, NodeInfo* n) {
+  PlaceTask(t, n, TaskStatus::kPipelined);
+  touched_.push_back(t);
+  for (auto& [on_allocate, _] : event_handlers_)
+    if (on_allocate) on_allocate(*t);
+  node_search_->NodeChanged(n);
+}
+
+void Session::EvictTask(TaskInfo* t) {
+  SetTaskStatus(t, TaskStatus::kReleasing);
+  for (auto& [_, on_deallocate] : event_handlers_)
+    if (on_deallocate) on_deallocate(*t);
+  if (t->node) node_search_->NodeChanged(t->node);
+}
+
+void Session::RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n) {
+  NodeInfo* was = t->node;
+  bool was_allocated = t->status != TaskStatus::kReleasing;
+  PlaceTask(t, n, s);
+  // Undoing an allocation frees; undoing an eviction takes back.
+  for (auto& [on_allocate, on_deallocate] : event_handlers_) {
+    auto& fn = was_allocated ? on_deallocate : on_allocate;
+    if (fn) fn(*t);
+  }
+  if (was) node_search_->NodeChanged(was);
+  if (n && n != was) node_search_->NodeChanged(n);
+}
+
+void Session::Bind(TaskInfo* t) {
+  cache_.AssumeBind(t);
+  binds_.emplace_back(t->key, t->node_name);
+}
+
+void Session::RecordEviction(TaskInfo* t) {
+  cache_.AssumeEvict(t);
+  evictions_.push_back(t->key);
+}
+
+void Session::AllocateAndDispatch(TaskInfo* t, NodeInfo* n) {
+  AllocateTask(t, n);
+  if (!JobReady(*t->job)) return;
+  for (const auto& [key, task] : t->job->tasks)
+    if (task->status == TaskStatus::kAllocated) Bind(task);
+}
+
+// Fit errors.
+void Session::SetFitErrors(const TaskInfo& t, FitErrors errors) {
+  fit_errors_[t.job][t.key] = std::move(errors);
+}
+
+const FitErrors* Session::FindFitErrors(const TaskInfo& t) const {
+  auto j = fit_errors_.find(t.job);
+  if (j == fit_errors_.end()) return nullptr;
+  auto it = j->second.find(t.key);
+  return it == j->second.end() ? nullptr : &it->second;
+}
+
+bool Session::RoleFailed(const TaskInfo& t) const {
+  if (t.role.empty()) return false;
+  auto j = fit_errors_.find(t.job);
+  if (j == fit_errors_.end()) return false;
+  for (const auto& [key, _] : j->second) {
+    auto task = t.job->tasks.find(key);
+    if (task != t.job->tasks.end() && task->second->role == t.role) return true;
+  }
+  return false;
+}
+
+// Volcano's JobInfo.NeedContinueAllocating: after a task fits no node, keep
+// allocating the job's other tasks only if the gang can still be met.
+bool Session::NeedContinueAllocating(const JobInfo& job) const {
+  if (job.min_available == static_cast<int>(job.tasks.size())) return false;
+  std::set<std::string> failed;
+  auto j = fit_errors_.find(&job);
+  if (j != fit_errors_.end())
+    for (const auto& [key, _] : j->second)
+      if (auto it = job.tasks.find(key); it != job.tasks.end()) failed.insert(it->second->role);
+  int min_total = 0;
+  for (const auto& [role, n] : job.min_task_member) min_total += n;
+  if (job.min_available < min_total) {
+    int left = 0;
+    for (const auto& [key, t] : job.tasks)
+      if (t->status == TaskStatus::kPending && !failed.contains(t->role)) ++left;
+    return job.ReadyTaskNum() + left >= job.min_available;
+  }
+  std::map<std::string, int> allocated;
+  for (const auto& [key, t] : job.tasks)
+    if (In(t->status, kAllocatedMask | Mask(TaskStatus::kSucceeded)) ||
+        (t->status == TaskStatus::kPending && t->best_effort))
+      ++allocated[t->role];
+  for (const std::string& role : failed) {
+    auto it = job.min_task_member.find(role);
+    if (it == job.min_task_member.end() || it->second == 0) continue;
+    if (allocated[role] < it->second) return false;
+  }
+  return true;
+}
+
+void Session::UpdatePodGroupCondition(JobInfo* job, PodGroupCondition c) {
+  if (c.type == "Unschedulable" && c.status == "True") gang_unschedulable_.emplace_back(job, c.message);
+  c.transition_id = opts_.uid;
+  c.last_transition_time = FormatTimestamp(opts_.now_ms);
+  for (auto& old : job->conditions) {
+    if (old.type == c.type) {
+      old = std::move(c);
+      return;
+    }
+  }
+  job->conditions.push_back(std::move(c));
+}
+
+}  // namespace volcanic

@@ -1,0 +1,205 @@
+// One scheduling session (Volcano's framework.Session, reference §4.1).
+//
+// Promises: Open() builds the configured plugins and lets them register
+// callbacks; actions then read the cluster through the session and change it
+// only through Statements (or Allocate for backfill); Close() writes PodGroup
+// and queue status, undoes what was not committed (allocations and
+// pipelines of uncommitted statements) and returns the Decisions.
+// Cost: opening is O(jobs + nodes) (no copy of the cluster: the session
+// works on the Cache in place); the combination rules are tiers.h.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/btree_map.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/types/span.h"
+#include "volcanic/cache/cache.h"
+#include "volcanic/framework/conf.h"
+#include "volcanic/framework/decisions.h"
+#include "volcanic/framework/fit_errors.h"
+#include "volcanic/framework/plugin.h"
+#include "volcanic/framework/tiers.h"
+
+namespace volcanic {
+
+class NodeSearch;
+
+struct ValidateResult {
+  bool pass = true;
+  std::string reason, message;
+};
+
+using JobOrderFn = std::function<int(const JobInfo&, const JobInfo&)>;
+using TaskOrderFn = std::function<int(const TaskInfo&, const TaskInfo&)>;
+using QueueOrderFn = std::function<int(const QueueInfo&, const QueueInfo&)>;
+using JobValidFn = std::function<std::optional<ValidateResult>(const JobInfo&)>;
+using JobPredicateFn = std::function<bool(const JobInfo&)>;  // JobReady, JobStarving
+using JobVoteFn = std::function<int(const JobInfo&)>;        // kPermit / kAbstain / kReject
+using JobEnqueuedFn = std::function<void(const JobInfo&)>;
+using OverusedFn = std::function<bool(const QueueInfo&)>;
+using AllocatableFn = std::function<bool(const QueueInfo&, const TaskInfo&)>;
+using PrePredicateFn = std::function<absl::Status(const TaskInfo&)>;
+// Appends the reasons a node does not fit and returns false, or returns true.
+using PredicateFn = std::function<bool(const TaskInfo&, const NodeInfo&, std::vector<std::string>*)>;
+using NodeOrderFn = std::function<double(const TaskInfo&, const NodeInfo&)>;
+// Adds each node's score to (*scores)[i].
+using BatchNodeOrderFn =
+    std::function<void(const TaskInfo&, absl::Span<NodeInfo* const>, std::vector<double>*)>;
+using EvictableFn = std::function<std::optional<std::vector<TaskInfo*>>(
+    const TaskInfo&, const std::vector<TaskInfo*>&)>;
+using TaskEventFn = std::function<void(const TaskInfo&)>;
+// Whether a predicate or score depends only on the task's class (requests
+// and placement constraints) and the node itself, so results may be cached
+// per class and refreshed only for nodes that change.
+using NodeLocalFn = std::function<bool(const TaskInfo&)>;
+
+struct SessionOptions {
+  int64_t now_ms = 0;
+  std::string uid = "session";
+};
+
+class Session {
+ public:
+  Session(Cache& cache, const SchedulerConf& conf, SessionOptions opts);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  absl::Status Open();
+  void RunActions(Decisions* out);
+  void Close(Decisions* out);
+
+  // The cluster as the session sees it.
+  Cache& cache() { return cache_; }
+  const SchedulerConf& conf() const { return conf_; }
+  const std::vector<NodeInfo*>& nodes() const { return nodes_; }  // Ready nodes, by name
+  const absl::btree_map<std::string, JobInfo*>& jobs() const { return jobs_; }
+  const absl::btree_map<std::string, const QueueInfo*>& queues() const { return queues_; }
+  const QueueInfo* FindQueue(const std::string& name) const;
+  const Resource& total_resource() const { return total_resource_; }
+  int64_t now_ms() const { return opts_.now_ms; }
+  const std::string& uid() const { return opts_.uid; }
+  NodeSearch& node_search() { return *node_search_; }
+
+  // Registration, from plugins' OnSessionOpen.
+  void AddJobOrderFn(const std::string& plugin, JobOrderFn fn);
+  void AddTaskOrderFn(const std::string& plugin, TaskOrderFn fn);
+  void AddQueueOrderFn(const std::string& plugin, QueueOrderFn fn);
+  void AddJobValidFn(const std::string& plugin, JobValidFn fn);
+  void AddJobReadyFn(const std::string& plugin, JobPredicateFn fn);
+  void AddJobPipelinedFn(const std::string& plugin, JobVoteFn fn);
+  void AddJobStarvingFn(const std::string& plugin, JobPredicateFn fn);
+  void AddJobEnqueueableFn(const std::string& plugin, JobVoteFn fn);
+  void AddJobEnqueuedFn(const std::string& plugin, JobEnqueuedFn fn);
+  void AddOverusedFn(const std::string& plugin, OverusedFn fn);
+  void AddAllocatableFn(const std::string& plugin, AllocatableFn fn);
+  void AddPrePredicateFn(const std::string& plugin, PrePredicateFn fn);
+  void AddPredicateFn(const std::string& plugin, PredicateFn fn, NodeLocalFn local = nullptr);
+  void AddNodeOrderFn(const std::string& plugin, NodeOrderFn fn, NodeLocalFn local = nullptr);
+  void AddBatchNodeOrderFn(const std::string& plugin, BatchNodeOrderFn fn, NodeLocalFn local = nullptr);
+  void AddPreemptableFn(const std::string& plugin, EvictableFn fn);
+  void AddReclaimableFn(const std::string& plugin, EvictableFn fn);
+  void AddEventHandler(const std::string& plugin, TaskEventFn on_allocate, TaskEventFn on_deallocate);
+
+  // Combined extension points (tiers.h rules; orders fall back to Volcano's
+  // creation-time / UID / pod-index rules so they are total).
+  bool JobOrder(const JobInfo& l, const JobInfo& r) const;  // l goes first
+  bool TaskOrder(const TaskInfo& l, const TaskInfo& r) const;
+  bool QueueOrder(const QueueInfo& l, const QueueInfo& r) const;
+  std::optional<ValidateResult> JobValid(const JobInfo& job) const;
+  bool JobReady(const JobInfo& job) const;
+  bool JobPipelined(const JobInfo& job) const;
+  bool JobStarving(const JobInfo& job) const;
+  bool JobEnqueueable(const JobInfo& job) const;
+  void JobEnqueued(const JobInfo& job) const;
+  bool Overused(const QueueInfo& q) const;
+  bool Allocatable(const QueueInfo& q, const TaskInfo& t) const;
+  absl::Status PrePredicate(const TaskInfo& t) const;
+  bool Predicate(const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) const;
+  // Σ node-order scores + Σ batch scores over `nodes`, into (*scores)[i].
+  void NodeScores(const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) const;
+  bool NodeLocal(const TaskInfo& t) const;
+  std::vector<TaskInfo*> Preemptable(const TaskInfo& preemptor, const std::vector<TaskInfo*>& candidates) const;
+  std::vector<TaskInfo*> Reclaimable(const TaskInfo& reclaimer, const std::vector<TaskInfo*>& candidates) const;
+  bool HasNodeOrder() const;
+
+  // State changes, used by Statement and backfill. Each fires the plugins'
+  // event handlers and tells the node search which node changed.
+  void AllocateTask(TaskInfo* t, NodeInfo* n);   // Pending -> Allocated on n
+  void PipelineTask(TaskInfo* t, NodeInfo* n);   // Pending -> Pipelined on n
+  void EvictTask(TaskInfo* t);                   // -> Releasing
+  void RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n);  // undo of the above
+  void Bind(TaskInfo* t);                        // commit of an allocation
+  void RecordEviction(TaskInfo* t);              // commit of an eviction
+  // Volcano's Session.Allocate (backfill): allocate and bind once the job is ready.
+  void AllocateAndDispatch(TaskInfo* t, NodeInfo* n);
+
+  // Why tasks did not fit, per job (Volcano's job.NodesFitErrors).
+  void SetFitErrors(const TaskInfo& t, FitErrors errors);
+  const FitErrors* FindFitErrors(const TaskInfo& t) const;
+  // Roles of the job with a task that failed predicates (FitFailedRoles).
+  bool RoleFailed(const TaskInfo& t) const;
+  bool NeedContinueAllocating(const JobInfo& job) const;
+
+  // Volcano's UpdatePodGroupCondition: replaces the condition of the same
+  // type, else appends. Stamped with this session's uid and time.
+  void UpdatePodGroupCondition(JobInfo* job, PodGroupCondition c);
+  // Volcano's JobInfo.FitError(): the job's task histogram, its pending
+  // tasks' reasons and the first task's fit errors.
+  std::string JobFitError(const JobInfo& job) const;
+
+ private:
+  struct Slot;
+  Slot& SlotFor(const std::string& plugin);
+  template <typename F>
+  Tiered<F> Collect(F Slot::*field, const char* flag) const;
+  void ResolvePriorities();
+  void ClosePlugins();
+  void WritePodGroupStatus(Decisions* out);
+  void WriteQueueStatus(Decisions* out);
+  void RevertUncommitted();
+  void WriteUnschedulable(Decisions* out);
+
+  Cache& cache_;
+  const SchedulerConf& conf_;
+  SessionOptions opts_;
+  std::vector<NodeInfo*> nodes_;
+  absl::btree_map<std::string, JobInfo*> jobs_;
+  absl::btree_map<std::string, const QueueInfo*> queues_;
+  Resource total_resource_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<std::pair<std::unique_ptr<Action>, std::string>> actions_;
+
+  // Combined callbacks, built after OnSessionOpen.
+  Tiered<JobOrderFn> job_order_;
+  Tiered<TaskOrderFn> task_order_;
+  Tiered<QueueOrderFn> queue_order_;
+  Tiered<JobValidFn> job_valid_;
+  Tiered<JobPredicateFn> job_ready_, job_starving_;
+  Tiered<JobVoteFn> job_pipelined_, job_enqueueable_;
+  Tiered<JobEnqueuedFn> job_enqueued_;
+  Tiered<OverusedFn> overused_;
+  Tiered<AllocatableFn> allocatable_;
+  Tiered<PrePredicateFn> pre_predicate_;
+  Tiered<PredicateFn> predicate_;
+  Tiered<NodeOrderFn> node_order_;
+  Tiered<BatchNodeOrderFn> batch_node_order_;
+  Tiered<EvictableFn> preemptable_, reclaimable_;
+  std::vector<NodeLocalFn> node_local_;
+  std::vector<std::pair<TaskEventFn, TaskEventFn>> event_handlers_;
+
+  std::unique_ptr<NodeSearch> node_search_;
+  absl::flat_hash_map<const JobInfo*, absl::btree_map<std::string, FitErrors>> fit_errors_;
+  std::vector<TaskInfo*> touched_;  // tasks this session allocated or pipelined
+  absl::flat_hash_map<const JobInfo*, std::vector<PodGroupCondition>> old_conditions_;
+  std::vector<std::pair<const JobInfo*, std::string>> gang_unschedulable_;  // job -> message
+  std::vector<std::pair<std::string, std::string>> binds_;
+  std::vector<std::string> evictions_;
+};
+
+}  // namespace volcanic

@@ -1,0 +1,130 @@
+// Session close: PodGroup and queue status, undo of uncommitted work, and
+// the reasons pending pods stayed pending (reference §4.1 CloseSession).
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "volcanic/framework/session.h"
+
+namespace volcanic {
+namespace {
+
+bool HasUnschedulableFrom(const JobInfo& job, const std::string& uid) {
+  return std::any_of(job.conditions.begin(), job.conditions.end(), [&](const PodGroupCondition& c) {
+    return c.type == "Unschedulable" && c.status == "True" && c.transition_id == uid;
+  });
+}
+
+// Volcano's getPodGroupPhase.
+std::string PodGroupPhase(const JobInfo& job, bool unschedulable) {
+  if (job.Count(Mask(TaskStatus::kRunning)) != 0 && unschedulable) return "Unknown";
+  int scheduled = job.Count(kScheduledMask);
+  int completed = job.Count(kCompletedMask);
+  if (scheduled >= job.min_available) return scheduled == completed ? "Completed" : "Running";
+  return job.phase == "Inqueue" ? "Inqueue" : "Pending";
+}
+
+std::string SortedHistogram(const std::map<std::string, int>& h) {
+  std::vector<std::string> items;
+  for (const auto& [k, v] : h) items.push_back(absl::StrCat(v, " ", k));
+  std::sort(items.begin(), items.end());
+  return absl::StrJoin(items, ", ");
+}
+
+// A condition that changed only in time and transition ID is not rewritten
+// (Volcano's JobUpdater skips such updates), so it keeps its old stamps.
+void KeepUnchangedStamps(std::vector<PodGroupCondition>& now, const std::vector<PodGroupCondition>& before) {
+  for (auto& c : now) {
+    for (const auto& o : before) {
+      if (o.type == c.type && o.status == c.status && o.reason == c.reason && o.message == c.message) {
+        c.transition_id = o.transition_id;
+        c.last_transition_time = o.last_transition_time;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string Session::JobFitError(const JobInfo& job) const {
+  std::map<std::string, int> by_status;
+  for (int i = 0; i < kTaskStatusCount; ++i)
+    if (job.count[i] > 0) by_status[StatusName(static_cast<TaskStatus>(1 << i))] = job.count[i];
+  by_status["minAvailable"] = job.min_available;
+  std::string msg = absl::StrCat("pod group is not ready, ", SortedHistogram(by_status));
+  if (int pending = job.Count(Mask(TaskStatus::kPending)); pending > 0)
+    absl::StrAppend(&msg, "; Pending: ", pending, " Unschedulable");
+  // Volcano names a random task here; the first by name is as good and stable.
+  auto j = fit_errors_.find(&job);
+  if (j != fit_errors_.end() && !j->second.empty()) {
+    const auto& [key, errors] = *j->second.begin();
+    auto t = job.tasks.find(key);
+    std::string name = t != job.tasks.end() ? t->second->name : key;
+    absl::StrAppend(&msg, ". Origin reason is ", name, ": ", errors.Error());
+  }
+  return msg;
+}
+
+void Session::Close(Decisions* out) {
+  ClosePlugins();
+  WritePodGroupStatus(out);
+  WriteQueueStatus(out);
+  out->binds = binds_;
+  out->evictions = evictions_;
+  RevertUncommitted();
+  WriteUnschedulable(out);
+}
+
+void Session::WritePodGroupStatus(Decisions* out) {
+  for (auto& [key, job] : jobs_) {
+    for (const auto& [tk, t] : job->tasks)
+      if (t->status == TaskStatus::kPipelined) out->pipelined.emplace_back(tk, t->node_name);
+    job->phase = PodGroupPhase(*job, HasUnschedulableFrom(*job, opts_.uid));
+    KeepUnchangedStamps(job->conditions, old_conditions_[job]);
+    PodGroupStatusOut& st = out->podgroups[key];
+    st.phase = job->phase;
+    st.conditions = job->conditions;
+    st.running = job->Count(Mask(TaskStatus::kRunning));
+    st.succeeded = job->Count(Mask(TaskStatus::kSucceeded));
+    st.failed = job->Count(Mask(TaskStatus::kFailed));
+  }
+}
+
+// queue.status.allocated: Σ requests of allocated tasks, added up the parent
+// chain (every queue but root has root as its last ancestor).
+void Session::WriteQueueStatus(Decisions* out) {
+  for (const auto& [name, q] : queues_) out->queue_allocated[name] = Resource();
+  for (const auto& [key, job] : jobs_) {
+    std::string name = job->queue;
+    for (int depth = 0; depth <= static_cast<int>(queues_.size()) && queues_.contains(name); ++depth) {
+      out->queue_allocated[name] += job->allocated;
+      if (name == "root") break;
+      const QueueInfo* q = queues_.at(name);
+      name = q->parent.empty() ? "root" : q->parent;
+    }
+  }
+}
+
+void Session::RevertUncommitted() {
+  for (TaskInfo* t : touched_)
+    if (t->status == TaskStatus::kAllocated || t->status == TaskStatus::kPipelined)
+      PlaceTask(t, nullptr, TaskStatus::kPending);
+  touched_.clear();
+}
+
+void Session::WriteUnschedulable(Decisions* out) {
+  for (const auto& [key, errors] : fit_errors_)
+    for (const auto& [task_key, fe] : errors) {
+      TaskInfo* t = cache_.FindTask(task_key);
+      if (t && t->status == TaskStatus::kPending) out->unschedulable[task_key] = fe.Error();
+    }
+  // Other pending tasks of a gang found unschedulable in this session (for
+  // example tasks that fit but were given back because the gang did not):
+  // the gang's reason, as Volcano puts it in their pod conditions.
+  for (const auto& [job, message] : gang_unschedulable_)
+    for (const auto& [tk, t] : job->tasks)
+      if (t->status == TaskStatus::kPending && !out->unschedulable.contains(tk))
+        out->unschedulable[tk] = message;
+}
+
+}  // namespace volcanic

@@ -1,0 +1,35 @@
+#include "volcanic/framework/statement.h"
+
+#include "volcanic/framework/session.h"
+
+namespace volcanic {
+
+void Statement::Allocate(TaskInfo* t, NodeInfo* n) {
+  ops_.push_back({Kind::kAllocate, t, t->status, t->node});
+  ssn_.AllocateTask(t, n);
+}
+
+void Statement::Pipeline(TaskInfo* t, NodeInfo* n) {
+  ops_.push_back({Kind::kPipeline, t, t->status, t->node});
+  ssn_.PipelineTask(t, n);
+}
+
+void Statement::Evict(TaskInfo* t) {
+  ops_.push_back({Kind::kEvict, t, t->status, t->node});
+  ssn_.EvictTask(t);
+}
+
+void Statement::Commit() {
+  for (const Op& op : ops_) {
+    if (op.kind == Kind::kAllocate) ssn_.Bind(op.task);
+    if (op.kind == Kind::kEvict) ssn_.RecordEviction(op.task);
+  }
+  ops_.clear();
+}
+
+void Statement::Discard() {
+  for (auto it = ops_.rbegin(); it != ops_.rend(); ++it) ssn_.RestoreTask(it->task, it->prev_status, it->prev_node);
+  ops_.clear();
+}
+
+}  // namespace volcanic

@@ -1,0 +1,41 @@
+// Volcano's Statement (reference §4.2): a transaction of allocate, pipeline
+// and evict operations. Each operation changes the session at once; Commit
+// makes allocations binds and evictions real, Discard undoes every operation
+// in reverse order. A statement neither committed nor discarded (a pipelined
+// gang) is undone when the session closes.
+#pragma once
+
+#include <vector>
+
+#include "volcanic/api/types.h"
+
+namespace volcanic {
+
+class Session;
+
+class Statement {
+ public:
+  explicit Statement(Session& ssn) : ssn_(ssn) {}
+
+  void Allocate(TaskInfo* t, NodeInfo* n);
+  void Pipeline(TaskInfo* t, NodeInfo* n);
+  void Evict(TaskInfo* t);
+  void Commit();
+  void Discard();
+  bool empty() const { return ops_.empty(); }
+
+  enum class Kind { kAllocate, kPipeline, kEvict };
+  struct Op {
+    Kind kind;
+    TaskInfo* task;
+    TaskStatus prev_status;  // to restore on Discard
+    NodeInfo* prev_node;
+  };
+  const std::vector<Op>& ops() const { return ops_; }
+
+ private:
+  Session& ssn_;
+  std::vector<Op> ops_;
+};
+
+}  // namespace volcanic

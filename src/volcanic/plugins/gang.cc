@@ -1,0 +1,94 @@
+// gang (reference §4.6, Volcano's gang.go and job_info.go): a job runs only
+// when MinAvailable tasks (and each role's minTaskMember) can run together.
+#include "absl/strings/str_cat.h"
+#include "volcanic/framework/session.h"
+#include "volcanic/framework/tiers.h"
+#include "volcanic/plugins/plugins.h"
+
+namespace volcanic {
+namespace {
+
+int MinTaskTotal(const JobInfo& job) {
+  int total = 0;
+  for (const auto& [role, n] : job.min_task_member) total += n;
+  return total;
+}
+
+// Every role with a minimum has at least that many tasks in `mask` (plus
+// pending best-effort tasks when `best_effort`). Skipped, as in Volcano,
+// when minAvailable is below the sum of the role minimums.
+bool RolesMeet(const JobInfo& job, uint16_t mask, bool best_effort) {
+  if (job.min_task_member.empty() || job.min_available < MinTaskTotal(job)) return true;
+  std::map<std::string, int> have;
+  for (const auto& [key, t] : job.tasks)
+    if (In(t->status, mask) || (best_effort && t->status == TaskStatus::kPending && t->best_effort))
+      ++have[t->role];
+  for (const auto& [role, min] : job.min_task_member)
+    if (min > 0 && have[role] < min) return false;
+  return true;
+}
+
+constexpr uint16_t kReadyMask = kAllocatedMask | Mask(TaskStatus::kSucceeded);
+constexpr uint16_t kValidMask = kReadyMask | Mask(TaskStatus::kPipelined) | Mask(TaskStatus::kPending);
+
+bool IsReady(const JobInfo& j) { return j.ReadyTaskNum() + j.pending_best_effort >= j.min_available; }
+bool IsPipelined(const JobInfo& j) {
+  return j.WaitingTaskNum() + j.ReadyTaskNum() + j.pending_best_effort >= j.min_available;
+}
+
+class GangPlugin : public Plugin {
+ public:
+  void OnSessionOpen(Session& ssn) override {
+    ssn.AddJobValidFn("gang", [](const JobInfo& job) -> std::optional<ValidateResult> {
+      if (!RolesMeet(job, kValidMask, false))
+        return ValidateResult{false, "NotEnoughPodsOfTask", "Not enough valid pods of each task for gang-scheduling"};
+      if (int valid = job.ValidTaskNum(); valid < job.min_available)
+        return ValidateResult{false, "NotEnoughTasks",
+                              absl::StrCat("Not enough valid tasks for gang-scheduling, valid: ", valid,
+                                           ", min: ", job.min_available)};
+      return std::nullopt;
+    });
+    ssn.AddJobOrderFn("gang", [](const JobInfo& l, const JobInfo& r) {
+      bool lr = IsReady(l), rr = IsReady(r);
+      if (lr == rr) return 0;
+      return lr ? 1 : -1;  // jobs not yet ready go first
+    });
+    ssn.AddJobReadyFn("gang", [](const JobInfo& job) { return RolesMeet(job, kReadyMask, true) && IsReady(job); });
+    ssn.AddJobPipelinedFn("gang", [](const JobInfo& job) {
+      bool ok = RolesMeet(job, kReadyMask | Mask(TaskStatus::kPipelined), true) && IsPipelined(job);
+      return ok ? kPermit : kReject;
+    });
+    ssn.AddJobStarvingFn("gang", [](const JobInfo& job) {
+      return job.WaitingTaskNum() + job.ReadyTaskNum() < job.min_available;
+    });
+  }
+
+  // Writes the Unschedulable or Scheduled condition of every job.
+  void OnSessionClose(Session& ssn) override {
+    for (const auto& [key, job] : ssn.jobs()) {
+      if (job->tasks.empty()) continue;
+      PodGroupCondition c;
+      c.status = "True";
+      if (!IsReady(*job)) {
+        int unready = job->min_available - job->ReadyTaskNum();
+        c.type = "Unschedulable";
+        c.reason = "NotEnoughResources";
+        c.message = absl::StrCat(unready, "/", job->tasks.size(), " tasks in gang unschedulable: ",
+                                 ssn.JobFitError(*job));
+      } else {
+        c.type = "Scheduled";
+        c.reason = "tasks in gang are ready to be scheduled";
+      }
+      ssn.UpdatePodGroupCondition(job, std::move(c));
+    }
+  }
+};
+
+}  // namespace
+
+PluginOr NewGangPlugin(const Arguments& args) {
+  if (auto s = args.CheckKnown({}); !s.ok()) return s;
+  return std::make_unique<GangPlugin>();
+}
+
+}  // namespace volcanic

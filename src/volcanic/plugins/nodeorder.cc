@@ -1,0 +1,140 @@
+// nodeorder (reference §4.6, research §4.2-4.3): kube-scheduler's scores with
+// Volcano's weights. Per node: LeastAllocated, MostAllocated,
+// BalancedAllocation and preferred node affinity (raw, not normalized); over
+// the candidate nodes: TaintToleration, normalized.
+// All but TaintToleration are node-local; TaintToleration is too when no
+// node has a PreferNoSchedule taint the pod does not tolerate (then it is
+// the same 100 × weight everywhere).
+#include <cmath>
+
+#include "absl/container/flat_hash_map.h"
+#include "volcanic/framework/session.h"
+#include "volcanic/plugins/plugins.h"
+
+namespace volcanic {
+namespace {
+
+constexpr int64_t kMaxNodeScore = 100;
+
+struct Weights {
+  int64_t least = 1, most = 0, affinity = 2, balanced = 1, taint = 3;
+};
+
+int64_t LeastScore(int64_t requested, int64_t capacity) {
+  if (capacity <= 0 || requested > capacity) return 0;
+  return (capacity - requested) * kMaxNodeScore / capacity;
+}
+
+int64_t MostScore(int64_t requested, int64_t capacity) {
+  if (capacity <= 0) return 0;
+  return std::min(requested, capacity) * kMaxNodeScore / capacity;
+}
+
+class NodeOrderPlugin : public Plugin {
+ public:
+  explicit NodeOrderPlugin(Weights w) : w_(w) {}
+
+  void OnSessionOpen(Session& ssn) override {
+    for (NodeInfo* n : ssn.nodes())
+      for (const Taint& t : n->taints)
+        if (t.effect == "PreferNoSchedule") {
+          prefer_no_schedule_.push_back(n);
+          break;
+        }
+    ssn.AddNodeOrderFn(
+        "nodeorder", [this](const TaskInfo& t, const NodeInfo& n) { return Score(t, n); },
+        [](const TaskInfo&) { return true; });
+    if (w_.taint != 0)
+      ssn.AddBatchNodeOrderFn(
+          "nodeorder",
+          [this](const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) {
+            TaintScores(t, nodes, scores);
+          },
+          [this](const TaskInfo& t) { return TaintsUniform(t); });
+  }
+
+ private:
+  double Score(const TaskInfo& t, const NodeInfo& n) const {
+    int64_t alloc_cpu = n.allocatable.Get(kCpu), alloc_mem = n.allocatable.Get(kMemory);
+    int64_t req_cpu = n.nonzero_cpu + t.nonzero_cpu, req_mem = n.nonzero_mem + t.nonzero_mem;
+    double score = 0;
+    if (w_.least != 0)
+      score += static_cast<double>((LeastScore(req_cpu, alloc_cpu) + LeastScore(req_mem, alloc_mem)) / 2 * w_.least);
+    if (w_.most != 0)
+      score += static_cast<double>((MostScore(req_cpu, alloc_cpu) + MostScore(req_mem, alloc_mem)) / 2 * w_.most);
+    if (w_.balanced != 0) score += static_cast<double>(Balanced(t, n) * w_.balanced);
+    if (w_.affinity != 0 && !t.placement->preferred_terms.empty())
+      score += static_cast<double>(t.placement->PreferredAffinityScore(n.name, n.labels) * w_.affinity);
+    return score;
+  }
+
+  // BalancedAllocation over cpu, memory and a GPU the pod asks for.
+  static int64_t Balanced(const TaskInfo& t, const NodeInfo& n) {
+    static const ResourceId kGpu = ResourceNames::Intern("nvidia.com/gpu");
+    double f[3];
+    int k = 0;
+    for (ResourceId r : {kCpu, kMemory, kGpu}) {
+      int64_t alloc = n.allocatable.Get(r);
+      if (alloc <= 0 || (r == kGpu && t.resreq.Get(r) <= 0)) continue;
+      int64_t requested = n.used.Get(r) + n.pipelined.Get(r) + t.resreq.Get(r);
+      f[k++] = std::min(1.0, static_cast<double>(requested) / static_cast<double>(alloc));
+    }
+    double std = 0;
+    if (k == 2) {
+      std = std::abs(f[0] - f[1]) / 2;
+    } else if (k > 2) {
+      double mean = (f[0] + f[1] + f[2]) / 3, var = 0;
+      for (int i = 0; i < k; ++i) var += (f[i] - mean) * (f[i] - mean);
+      std = std::sqrt(var / k);
+    }
+    return static_cast<int64_t>((1 - std) * kMaxNodeScore);
+  }
+
+  void TaintScores(const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) const {
+    std::vector<int64_t> counts(nodes.size());
+    int64_t max = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      counts[i] = t.placement->CountIntolerablePreferNoSchedule(nodes[i]->taints);
+      max = std::max(max, counts[i]);
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      int64_t s = max == 0 ? kMaxNodeScore : kMaxNodeScore - kMaxNodeScore * counts[i] / max;
+      (*scores)[i] += static_cast<double>(s * w_.taint);
+    }
+  }
+
+  bool TaintsUniform(const TaskInfo& t) {
+    auto [it, inserted] = uniform_.try_emplace(t.class_id, true);
+    if (inserted)
+      for (const NodeInfo* n : prefer_no_schedule_)
+        if (t.placement->CountIntolerablePreferNoSchedule(n->taints) > 0) it->second = false;
+    return it->second;
+  }
+
+  Weights w_;
+  std::vector<const NodeInfo*> prefer_no_schedule_;
+  absl::flat_hash_map<int32_t, bool> uniform_;  // by task class
+};
+
+}  // namespace
+
+PluginOr NewNodeOrderPlugin(const Arguments& args) {
+  if (auto s = args.CheckKnown({"leastrequested.weight", "mostrequested.weight", "nodeaffinity.weight",
+                                "podaffinity.weight", "balancedresource.weight", "tainttoleration.weight",
+                                "imagelocality.weight", "podtopologyspread.weight"});
+      !s.ok())
+    return s;
+  Weights w;
+  for (auto [key, field] : {std::pair{"leastrequested.weight", &w.least}, {"mostrequested.weight", &w.most},
+                            {"nodeaffinity.weight", &w.affinity}, {"balancedresource.weight", &w.balanced},
+                            {"tainttoleration.weight", &w.taint}}) {
+    auto v = args.Int(key, *field);
+    if (!v.ok()) return v.status();
+    *field = *v;
+  }
+  for (const char* key : {"podaffinity.weight", "imagelocality.weight", "podtopologyspread.weight"})
+    if (auto v = args.Int(key, 0); !v.ok()) return v.status();
+  return std::make_unique<NodeOrderPlugin>(w);
+}
+
+}  // namespace volcanic

@@ -1,0 +1,23 @@
+// Factories of the built-in plugins (reference §4.6), one .cc each.
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "volcanic/framework/plugin.h"
+
+namespace volcanic {
+
+using PluginOr = absl::StatusOr<std::unique_ptr<Plugin>>;
+
+PluginOr NewPriorityPlugin(const Arguments& args);
+PluginOr NewGangPlugin(const Arguments& args);
+PluginOr NewConformancePlugin(const Arguments& args);
+PluginOr NewDrfPlugin(const Arguments& args);
+PluginOr NewProportionPlugin(const Arguments& args);
+PluginOr NewPredicatesPlugin(const Arguments& args);
+PluginOr NewNodeOrderPlugin(const Arguments& args);
+PluginOr NewBinpackPlugin(const Arguments& args);
+PluginOr NewOvercommitPlugin(const Arguments& args);
+
+}  // namespace volcanic

@@ -1,0 +1,141 @@
+// proportion (reference §4.6, Volcano's proportion.go): each queue deserves
+// a weighted share of the cluster, found by water-filling, capped by its
+// capability and its demand and raised to its guarantee. Queues under their
+// share go first; a queue at its share takes no more.
+#include "absl/container/flat_hash_map.h"
+#include "volcanic/framework/session.h"
+#include "volcanic/framework/tiers.h"
+#include "volcanic/plugins/plugins.h"
+#include "volcanic/plugins/share.h"
+
+namespace volcanic {
+namespace {
+
+struct QueueAttr {
+  const QueueInfo* queue = nullptr;
+  Resource deserved, allocated, request, inqueue, elastic, real_capability, guarantee;
+  double share = 0;
+  void UpdateShare() { share = DominantShare(allocated, deserved); }
+};
+
+// The part of `min` not yet covered by `allocated` (GetInqueueResource).
+Resource Uncovered(const Resource& min, const Resource& allocated) { return min.SubFloorZero(allocated); }
+
+class ProportionPlugin : public Plugin {
+ public:
+  void OnSessionOpen(Session& ssn) override {
+    BuildAttrs(ssn);
+    WaterFill(ssn.total_resource());
+    ssn.AddQueueOrderFn("proportion", [this](const QueueInfo& l, const QueueInfo& r) {
+      if (l.priority != r.priority) return l.priority > r.priority ? -1 : 1;
+      double ls = Share(l), rs = Share(r);
+      if (ls == rs) return 0;
+      return ls < rs ? -1 : 1;
+    });
+    ssn.AddOverusedFn("proportion", [this](const QueueInfo& q) {
+      QueueAttr* a = Find(q.name);
+      return a && a->deserved.LessEqual(a->allocated);
+    });
+    ssn.AddAllocatableFn("proportion", [this](const QueueInfo& q, const TaskInfo& t) {
+      QueueAttr* a = Find(q.name);
+      if (!a || !q.IsOpen()) return false;
+      return FitsOnRequested(a->allocated + t.resreq, a->deserved, t.resreq);
+    });
+    ssn.AddJobEnqueueableFn("proportion", [this, &ssn](const JobInfo& job) {
+      const QueueInfo* q = ssn.FindQueue(job.queue);
+      if (!q || !q->IsOpen()) return kReject;
+      QueueAttr* a = Find(job.queue);
+      if (!a || !job.min_resources) return kPermit;
+      Resource need = *job.min_resources + a->allocated + a->inqueue - a->elastic;
+      return FitsOnRequested(need, a->real_capability, *job.min_resources) ? kPermit : kReject;
+    });
+    ssn.AddJobEnqueuedFn("proportion", [this](const JobInfo& job) {
+      if (QueueAttr* a = Find(job.queue); a && job.min_resources) a->inqueue += *job.min_resources;
+    });
+    ssn.AddEventHandler(
+        "proportion", [this](const TaskInfo& t) { Update(t, +1); }, [this](const TaskInfo& t) { Update(t, -1); });
+  }
+
+ private:
+  QueueAttr* Find(const std::string& queue) {
+    auto it = attrs_.find(queue);
+    return it == attrs_.end() ? nullptr : &it->second;
+  }
+  double Share(const QueueInfo& q) {
+    QueueAttr* a = Find(q.name);
+    return a ? a->share : 0;
+  }
+
+  void BuildAttrs(Session& ssn) {
+    Resource total_guarantee;
+    for (const auto& [name, q] : ssn.queues()) total_guarantee += q->guarantee;
+    for (const auto& [key, job] : ssn.jobs()) {
+      const QueueInfo* q = ssn.FindQueue(job->queue);
+      if (!q) continue;
+      auto [it, created] = attrs_.try_emplace(q->name);
+      QueueAttr& a = it->second;
+      if (created) {
+        a.queue = q;
+        a.guarantee = q->guarantee;
+        a.real_capability = (ssn.total_resource().SubFloorZero(total_guarantee) + q->guarantee).Min(q->capability);
+      }
+      a.allocated += job->allocated;
+      a.request += job->allocated;
+      for (const auto& [tk, t] : job->tasks)
+        if (t->status == TaskStatus::kPending) a.request += t->resreq;
+      Resource min = job->min_resources.value_or(Resource());
+      if (job->phase == "Inqueue") a.inqueue += min;
+      int allocated_tasks = job->Count(kAllocatedMask);
+      if (job->phase == "Running" && job->min_resources && allocated_tasks >= job->min_available)
+        a.inqueue += Uncovered(min, job->allocated);
+      a.elastic += job->allocated.SubFloorZero(min);
+    }
+  }
+
+  // Deserved = iterative weighted water-filling of the cluster total.
+  void WaterFill(const Resource& total) {
+    Resource remaining = total;
+    absl::flat_hash_map<std::string, bool> met;
+    while (true) {
+      int64_t total_weight = 0;
+      for (const auto& [name, a] : attrs_)
+        if (!met[name]) total_weight += a.queue->weight;
+      if (total_weight == 0) break;
+      Resource before = remaining, increased, decreased;
+      for (auto& [name, a] : attrs_) {
+        if (met[name]) continue;
+        Resource old = a.deserved;
+        Resource portion;
+        for (int i = 0; i < remaining.Size(); ++i)
+          portion.Set(i, static_cast<int64_t>(static_cast<double>(remaining.Get(i)) * a.queue->weight / total_weight));
+        a.deserved = (a.deserved + portion).Min(a.real_capability).Min(a.request);
+        if (a.request.LessEqual(a.deserved) || a.deserved == old) met[name] = true;
+        a.deserved = a.deserved.Max(a.guarantee);
+        a.UpdateShare();
+        increased += a.deserved.SubFloorZero(old);
+        decreased += old.SubFloorZero(a.deserved);
+      }
+      remaining = remaining - increased + decreased;
+      if (remaining.IsEmpty() || remaining == before) break;
+    }
+  }
+
+  void Update(const TaskInfo& t, int sign) {
+    if (!t.job) return;
+    QueueAttr* a = Find(t.job->queue);
+    if (!a) return;
+    if (sign > 0) a->allocated += t.resreq; else a->allocated -= t.resreq;
+    a->UpdateShare();
+  }
+
+  absl::btree_map<std::string, QueueAttr> attrs_;  // by name: deterministic
+};
+
+}  // namespace
+
+PluginOr NewProportionPlugin(const Arguments& args) {
+  if (auto s = args.CheckKnown({}); !s.ok()) return s;
+  return std::make_unique<ProportionPlugin>();
+}
+
+}  // namespace volcanic

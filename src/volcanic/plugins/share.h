@@ -1,0 +1,30 @@
+// Dominant-resource share helpers shared by drf and proportion.
+#pragma once
+
+#include "volcanic/api/resource.h"
+
+namespace volcanic {
+
+// Volcano's helpers.Share: l/r, or 0/1 when r is 0.
+inline double Share(int64_t l, int64_t r) {
+  if (r == 0) return l == 0 ? 0.0 : 1.0;
+  return static_cast<double>(l) / static_cast<double>(r);
+}
+
+// max over the dimensions `of` has (> 0) of Share(allocated, of).
+inline double DominantShare(const Resource& allocated, const Resource& of) {
+  double share = 0;
+  for (int i = 0; i < of.Size(); ++i)
+    if (of.Get(i) > 0) share = std::max(share, Share(allocated.Get(i), of.Get(i)));
+  return share;
+}
+
+// Every dimension `req` asks for (> 0, `pods` aside) fits: Volcano's
+// LessEqualWithDimension, used for quota checks.
+inline bool FitsOnRequested(const Resource& used, const Resource& limit, const Resource& req) {
+  for (int i = 0; i < req.Size(); ++i)
+    if (i != kPods && req.Get(i) > 0 && used.Get(i) > limit.Get(i)) return false;
+  return true;
+}
+
+}  // namespace volcanic
