@@ -105,9 +105,14 @@ class ProportionPlugin : public Plugin {
       for (auto& [name, a] : attrs_) {
         if (met[name]) continue;
         Resource old = a.deserved;
+        // Rounded up, so a queue that alone still asks for a resource ends
+        // up deserving all of it (Volcano's floats stop a hair short).
         Resource portion;
-        for (int i = 0; i < remaining.Size(); ++i)
-          portion.Set(i, static_cast<int64_t>(static_cast<double>(remaining.Get(i)) * a.queue->weight / total_weight));
+        for (int i = 0; i < remaining.Size(); ++i) {
+          int64_t r = std::max<int64_t>(remaining.Get(i), 0);
+          portion.Set(i, static_cast<int64_t>((static_cast<__int128>(r) * a.queue->weight + total_weight - 1) /
+                                              total_weight));
+        }
         a.deserved = (a.deserved + portion).Min(a.real_capability).Min(a.request);
         if (a.request.LessEqual(a.deserved) || a.deserved == old) met[name] = true;
         a.deserved = a.deserved.Max(a.guarantee);

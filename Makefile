@@ -1,0 +1,42 @@
+# make run   - install what is missing, build, schedule the example cluster
+# make test  - install what is missing, build, run the C++ and Python tests
+# make bench - install what is missing, build, run the benchmark (PRESET=medium)
+PYTHON ?= python3
+PRESET ?= medium
+APT_PACKAGES := g++ cmake ninja-build libabsl-dev nlohmann-json3-dev catch2
+PY_PACKAGES := pybind11 scikit-build-core PyYAML pytest hypothesis
+CPP_BUILD := build/cpp
+
+.PHONY: run test bench deps install cpp-test py-test clean
+
+run: install
+	$(PYTHON) -m volcanic.cli.main schedule examples/cluster.yaml examples/jobs.yaml
+
+test: install cpp-test py-test
+
+bench: install
+	$(PYTHON) -m volcanic.cli.main bench --preset $(PRESET)
+
+deps:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages: $$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@$(PYTHON) -c "import pybind11, scikit_build_core, yaml, pytest, hypothesis" 2>/dev/null || \
+	  $(PYTHON) -m pip install -q --root-user-action=ignore $(PY_PACKAGES)
+
+# The extension builds in build/<wheel tag> and is reused across runs.
+install: deps
+	$(PYTHON) -m pip install -q --root-user-action=ignore --no-build-isolation .
+
+cpp-test: deps
+	cmake -S . -B $(CPP_BUILD) -G Ninja -DVOLCANIC_PYTHON=OFF -DVOLCANIC_TESTS=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(CPP_BUILD)
+	$(CPP_BUILD)/volcanic_tests
+
+py-test: install
+	$(PYTHON) -m pytest -q tests/python
+
+clean:
+	rm -rf build

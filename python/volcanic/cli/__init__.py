@@ -1,0 +1,1 @@
+"""Command-line tools: `volcanic` (schedule, bench)."""

@@ -1,0 +1,78 @@
+"""volcanic.Scheduler, volcanic.schedule and volcanic.Decisions over the native engine."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from volcanic import _core
+from volcanic.scheduler.conf import load_conf
+
+# The kinds the engine reads; others are skipped by schedule().
+SCHEDULER_KINDS = frozenset({"Node", "Pod", "PodGroup", "Queue", "PriorityClass"})
+
+
+@dataclass
+class Decisions:
+    """What one scheduling session decided.
+
+    binds: "ns/pod" -> node, pods bound by this session.
+    evictions: "ns/pod" in eviction order.
+    pipelined: "ns/pod" -> node, pods waiting for resources being released.
+    podgroups: "ns/name" -> PodGroup status as the session writes it
+        ({"phase", "conditions", "running", "succeeded", "failed"}).
+    queues: name -> {"allocated": {resource: quantity}}.
+    unschedulable: "ns/pod" -> why a pending pod was not placed.
+    action_seconds: action -> wall seconds it took (diagnostics).
+    """
+
+    binds: dict[str, str] = field(default_factory=dict)
+    evictions: list[str] = field(default_factory=list)
+    pipelined: dict[str, str] = field(default_factory=dict)
+    podgroups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    queues: dict[str, dict[str, Any]] = field(default_factory=dict)
+    unschedulable: dict[str, str] = field(default_factory=dict)
+    action_seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _now_ms(now: float | None) -> int:
+    return int((time.time() if now is None else now) * 1000)
+
+
+class Scheduler:
+    """A long-lived scheduler with an incremental cache.
+
+    Decisions a session makes (binds, evictions, PodGroup phases) are assumed in
+    the cache until an upsert of the object confirms them or forget() drops them.
+    """
+
+    def __init__(self, conf: str | dict[str, Any] | None = None) -> None:
+        self._core = _core.Scheduler(load_conf(conf))
+
+    def upsert(self, obj: dict[str, Any] | str | bytes) -> None:
+        """Adds or replaces an object (a dict, or JSON text) by kind and key."""
+        self._core.upsert(obj)
+
+    def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
+        """Removes an object; removing one that is not there is not an error."""
+        self._core.delete(kind, name, namespace)
+
+    def forget(self, key: str) -> None:
+        """Drops what the scheduler assumed about pod "ns/name" (a failed bind)."""
+        self._core.forget(key)
+
+    def run_once(self, now: float | None = None) -> Decisions:
+        """Runs one session; `now` is seconds since the epoch (default: the wall clock)."""
+        return Decisions(**self._core.run_once(_now_ms(now)))
+
+
+def schedule(objects: Iterable[dict[str, Any]], conf: str | dict[str, Any] | None = None,
+             now: float | None = None) -> Decisions:
+    """Runs exactly one scheduling session over `objects` and returns its decisions.
+
+    Objects of kinds the scheduler does not read are skipped.
+    """
+    s = Scheduler(conf)
+    s._core.upsert_many(o for o in objects if not isinstance(o, dict) or o.get("kind") in SCHEDULER_KINDS)
+    return s.run_once(now)

@@ -1,0 +1,129 @@
+// volcanic._core.Scheduler: the Cache + configuration, driven from Python.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+
+#include "volcanic/api/errors.h"
+#include "volcanic/bindings/convert.h"
+#include "volcanic/framework/plugin.h"
+#include "volcanic/framework/scheduler.h"
+
+namespace volcanic::bindings {
+namespace {
+
+py::dict QuantityDict(const Resource& r) {
+  py::dict out;
+  for (const auto& [name, q] : r.ToQuantities()) out[py::str(name)] = q;
+  return out;
+}
+
+py::dict ToPython(const Decisions& d) {
+  py::dict binds, pipelined, podgroups, queues, unschedulable, seconds;
+  py::list evictions;
+  for (const auto& [k, n] : d.binds) binds[py::str(k)] = n;
+  for (const auto& k : d.evictions) evictions.append(k);
+  for (const auto& [k, n] : d.pipelined) pipelined[py::str(k)] = n;
+  for (const auto& [k, st] : d.podgroups) {
+    py::list conds;
+    for (const auto& c : st.conditions) {
+      py::dict cd;
+      cd["type"] = c.type;
+      cd["status"] = c.status;
+      cd["transitionID"] = c.transition_id;
+      cd["lastTransitionTime"] = c.last_transition_time;
+      cd["reason"] = c.reason;
+      cd["message"] = c.message;
+      conds.append(cd);
+    }
+    py::dict pg;
+    pg["phase"] = st.phase;
+    pg["conditions"] = conds;
+    pg["running"] = st.running;
+    pg["succeeded"] = st.succeeded;
+    pg["failed"] = st.failed;
+    podgroups[py::str(k)] = pg;
+  }
+  for (const auto& [name, alloc] : d.queue_allocated) {
+    py::dict q;
+    q["allocated"] = QuantityDict(alloc);
+    queues[py::str(name)] = q;
+  }
+  for (const auto& [k, reason] : d.unschedulable) unschedulable[py::str(k)] = reason;
+  for (const auto& [name, s] : d.action_seconds) seconds[py::str(name)] = s;
+  py::dict out;
+  out["binds"] = binds;
+  out["evictions"] = evictions;
+  out["pipelined"] = pipelined;
+  out["podgroups"] = podgroups;
+  out["queues"] = queues;
+  out["unschedulable"] = unschedulable;
+  out["action_seconds"] = seconds;
+  return out;
+}
+
+SchedulerConf ConfFrom(const std::optional<std::string>& conf_json) {
+  if (!conf_json) return DefaultSchedulerConf();
+  nlohmann::json j = nlohmann::json::parse(*conf_json, nullptr, false);
+  if (j.is_discarded()) Raise(ConfigError("scheduler configuration: not valid JSON"));
+  auto conf = ParseSchedulerConf(j);
+  Check(conf.status());
+  return *std::move(conf);
+}
+
+class PyScheduler {
+ public:
+  explicit PyScheduler(const std::optional<std::string>& conf_json) : s_(ConfFrom(conf_json)) {}
+
+  bool Upsert(const py::handle& obj) {
+    nlohmann::json j = ToJson(obj);
+    auto r = s_.cache().Upsert(j);
+    Check(r.status());
+    return *r;
+  }
+
+  int UpsertMany(const py::iterable& objs) {
+    int n = 0;
+    for (auto obj : objs) n += Upsert(obj) ? 1 : 0;
+    return n;
+  }
+
+  void Delete(const std::string& kind, const std::string& name, const std::optional<std::string>& ns) {
+    Check(s_.cache().Delete(kind, name, ns.value_or("")));
+  }
+
+  void Forget(const std::string& key) {
+    absl::Status st = s_.cache().Forget(key);
+    if (absl::IsNotFound(st)) throw py::key_error(std::string(st.message()));
+    Check(st);
+  }
+
+  py::dict RunOnce(int64_t now_ms) {
+    absl::StatusOr<Decisions> d;
+    {
+      py::gil_scoped_release release;  // long sessions let other threads run
+      d = s_.RunOnce(now_ms);
+    }
+    Check(d.status());
+    return ToPython(*d);
+  }
+
+ private:
+  Scheduler s_;
+};
+
+}  // namespace
+
+void BindScheduler(py::module_& m) {
+  py::class_<PyScheduler>(m, "Scheduler")
+      .def(py::init<const std::optional<std::string>&>(), py::arg("conf_json") = py::none())
+      .def("upsert", &PyScheduler::Upsert, py::arg("obj"))
+      .def("upsert_many", &PyScheduler::UpsertMany, py::arg("objs"))
+      .def("delete", &PyScheduler::Delete, py::arg("kind"), py::arg("name"), py::arg("namespace") = py::none())
+      .def("forget", &PyScheduler::Forget, py::arg("key"))
+      .def("run_once", &PyScheduler::RunOnce, py::arg("now_ms"));
+  m.def("plugin_names", [] { return Registry::Global().PluginNames(); });
+  m.def("action_names", [] { return Registry::Global().ActionNames(); });
+}
+
+}  // namespace volcanic::bindings
