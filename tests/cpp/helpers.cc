@@ -1,0 +1,22 @@
+#include "helpers.h"
+
+#include <catch2/catch.hpp>
+
+namespace volcanic::testing {
+
+void Load(Cache& cache, const json& objects) {
+  for (const auto& o : objects) {
+    auto r = cache.Upsert(o);
+    INFO(r.status().ToString());
+    REQUIRE(r.ok());
+  }
+}
+
+SchedulerConf Conf(const std::string& json_text) {
+  auto conf = ParseSchedulerConf(json::parse(json_text));
+  INFO(conf.status().ToString());
+  REQUIRE(conf.ok());
+  return *conf;
+}
+
+}  // namespace volcanic::testing

@@ -1,0 +1,106 @@
+// The incremental cache: accounting after every upsert/delete, assumptions.
+#include <catch2/catch.hpp>
+
+#include "helpers.h"
+
+using namespace volcanic;
+using namespace volcanic::testing;
+
+TEST_CASE("pods are accounted on their node by status (reference §4.1)") {
+  Cache c;
+  Load(c, json::array({Node("n1", "4", "8Gi"), Pod("ns", "run", "1", "1Gi", "pg", "n1", "Running"),
+                       Pod("ns", "done", "1", "1Gi", "pg", "n1", "Succeeded"),
+                       Pod("ns", "bound", "500m", "1Gi", "pg", "n1", "Pending")}));
+  json releasing = Pod("ns", "rel", "1", "1Gi", "pg", "n1", "Running");
+  releasing["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z";
+  Load(c, json::array({releasing}));
+  NodeInfo* n = c.FindNode("n1");
+  REQUIRE(c.FindTask("ns/run")->status == TaskStatus::kRunning);
+  REQUIRE(c.FindTask("ns/done")->status == TaskStatus::kSucceeded);
+  REQUIRE(c.FindTask("ns/bound")->status == TaskStatus::kBound);
+  REQUIRE(c.FindTask("ns/rel")->status == TaskStatus::kReleasing);
+  REQUIRE(n->used.Get(kCpu) == 2500);  // terminal pods use nothing
+  REQUIRE(n->idle.Get(kCpu) == 1500);
+  REQUIRE(n->releasing.Get(kCpu) == 1000);
+  REQUIRE(n->FutureIdle().Get(kCpu) == 2500);
+  REQUIRE(n->pod_count == 3);
+  JobInfo* job = c.FindJob("ns/pg");
+  REQUIRE(job != nullptr);
+  REQUIRE(job->tasks.size() == 4);
+  REQUIRE_FALSE(Cache::Schedulable(*job));  // no PodGroup object yet
+
+  // Replacing and deleting keep the accounting exact.
+  Load(c, json::array({Pod("ns", "run", "2", "1Gi", "pg", "n1", "Running")}));
+  REQUIRE(n->used.Get(kCpu) == 3500);
+  REQUIRE(c.Delete("Pod", "run", "ns").ok());
+  REQUIRE(n->used.Get(kCpu) == 1500);
+  REQUIRE(job->tasks.size() == 3);
+}
+
+TEST_CASE("a pod on an unknown node makes a placeholder until the node arrives") {
+  Cache c;
+  Load(c, json::array({Pod("ns", "p", "1", "1Gi", "pg", "later", "Running")}));
+  NodeInfo* n = c.FindNode("later");
+  REQUIRE(n != nullptr);
+  REQUIRE_FALSE(n->Ready());
+  Load(c, json::array({Node("later", "4", "8Gi")}));
+  REQUIRE(c.FindNode("later") == n);
+  REQUIRE(n->Ready());
+  REQUIRE(n->idle.Get(kCpu) == 3000);
+}
+
+TEST_CASE("a failed upsert changes nothing") {
+  Cache c;
+  Load(c, json::array({Node("n1", "4", "8Gi"), Pod("ns", "p", "1", "1Gi", "pg", "n1", "Running")}));
+  json bad = Pod("ns", "p", "lots", "1Gi", "pg", "n1", "Running");
+  auto r = c.Upsert(bad);
+  REQUIRE_FALSE(r.ok());
+  REQUIRE(std::string(r.status().message()) ==
+          "Pod ns/p: spec.containers[0].resources.requests.cpu: invalid quantity \"lots\": missing digits");
+  REQUIRE(c.FindNode("n1")->used.Get(kCpu) == 1000);
+  REQUIRE(c.FindTask("ns/p")->resreq.Get(kCpu) == 1000);
+}
+
+TEST_CASE("assumed binds survive stale updates until confirmed or forgotten") {
+  Cache c;
+  Load(c, json::array({Node("n1", "4", "8Gi"), PodGroup("ns", "pg", "default", 1), Pod("ns", "p", "1", "1Gi", "pg")}));
+  TaskInfo* t = c.FindTask("ns/p");
+  PlaceTask(t, c.FindNode("n1"), TaskStatus::kAllocated);
+  c.AssumeBind(t);
+  Load(c, json::array({Pod("ns", "p", "1", "1Gi", "pg")}));  // a stale update: still no nodeName
+  REQUIRE(t->status == TaskStatus::kBinding);
+  REQUIRE(c.FindNode("n1")->used.Get(kCpu) == 1000);
+  REQUIRE(c.Forget("ns/p").ok());
+  REQUIRE(t->status == TaskStatus::kPending);
+  REQUIRE(c.FindNode("n1")->used.Get(kCpu) == 0);
+  REQUIRE(absl::IsNotFound(c.Forget("ns/nope")));
+}
+
+TEST_CASE("PodGroup upserts keep the job's tasks; queues root and default always exist") {
+  Cache c;
+  Load(c, json::array({Pod("ns", "p", "1", "1Gi", "pg"), PodGroup("ns", "pg", "q", 1)}));
+  JobInfo* job = c.FindJob("ns/pg");
+  REQUIRE(job->tasks.size() == 1);
+  REQUIRE(Cache::Schedulable(*job));
+  Load(c, json::array({PodGroup("ns", "pg", "q", 3)}));
+  REQUIRE(c.FindJob("ns/pg") == job);
+  REQUIRE(job->min_available == 3);
+  REQUIRE(job->tasks.size() == 1);
+  REQUIRE(c.queues().contains("root"));
+  REQUIRE(c.queues().contains("default"));
+  REQUIRE(c.Delete("Queue", "default", "").ok());
+  REQUIRE(c.queues().contains("default"));
+}
+
+TEST_CASE("a bare volcano pod is its own group of one in the default queue") {
+  Cache c;
+  json p = Pod("ns", "solo", "1", "1Gi", "x");
+  p["metadata"]["annotations"] = json::object();
+  p["metadata"]["uid"] = "u-1";
+  Load(c, json::array({p}));
+  JobInfo* job = c.FindJob("ns/podgroup-u-1");
+  REQUIRE(job != nullptr);
+  REQUIRE(job->implicit);
+  REQUIRE(job->min_available == 1);
+  REQUIRE(job->queue == "default");
+}

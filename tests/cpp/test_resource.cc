@@ -1,0 +1,74 @@
+// Resource vectors: arithmetic, comparison semantics of Volcano's Resource.
+#include <catch2/catch.hpp>
+
+#include "volcanic/api/resource.h"
+
+using volcanic::Resource;
+using namespace volcanic;
+
+namespace {
+Resource R(int64_t cpu, int64_t mem) {
+  Resource r;
+  r.Set(kCpu, cpu);
+  r.Set(kMemory, mem);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("resource add and subtract per dimension") {
+  Resource a = R(1000, 2048), b = R(500, 1024);
+  REQUIRE((a + b) == R(1500, 3072));
+  REQUIRE((a - b) == R(500, 1024));
+  ResourceId gpu = ResourceNames::Intern("nvidia.com/gpu");
+  b.Set(gpu, 2000);
+  Resource c = a + b;
+  REQUIRE(c.Get(gpu) == 2000);
+  REQUIRE(a.Get(gpu) == 0);  // missing dimensions read as 0
+}
+
+TEST_CASE("LessEqual compares every dimension, missing as zero") {
+  REQUIRE(R(1000, 1).LessEqual(R(1000, 1)));
+  REQUIRE_FALSE(R(1001, 1).LessEqual(R(1000, 1)));
+  Resource gpu_req = R(0, 0);
+  gpu_req.Set(ResourceNames::Intern("nvidia.com/gpu"), 1000);
+  REQUIRE_FALSE(gpu_req.LessEqual(R(8000, 1 << 30)));  // a node without GPUs
+}
+
+TEST_CASE("infinite limits bound only the dimensions they name") {
+  Resource cap = Resource::Infinite();
+  cap.Set(kCpu, 2000);
+  REQUIRE(R(2000, int64_t{1} << 40).LessEqual(cap));
+  REQUIRE_FALSE(R(2001, 0).LessEqual(cap));
+  Resource big;
+  big.Set(ResourceNames::Intern("example.com/foo"), 1'000'000);
+  REQUIRE(big.LessEqual(cap));
+  REQUIRE((cap + R(1, 1)).Get(kMemory) == Resource::kInfinite);  // saturates
+  REQUIRE(R(5000, 5).Min(cap) == R(2000, 5).Min(Resource::Infinite()));
+}
+
+TEST_CASE("IsEmpty ignores the pods dimension (best-effort pods)") {
+  Resource r;
+  r.Set(kPods, 1000);
+  REQUIRE(r.IsEmpty());
+  r.Set(kCpu, 1);
+  REQUIRE_FALSE(r.IsEmpty());
+}
+
+TEST_CASE("ExceededDimensions names dimensions in id order") {
+  auto names = R(3000, 5).ExceededDimensions(R(1000, 1));
+  REQUIRE(names == std::vector<std::string>{"cpu", "memory"});
+}
+
+TEST_CASE("quantities print canonically by unit") {
+  Resource r = R(1500, int64_t{1} << 30);
+  r.Set(kPods, 3000);
+  auto q = r.ToQuantities();
+  REQUIRE(q == std::vector<std::pair<std::string, std::string>>{
+                   {"cpu", "1500m"}, {"memory", "1Gi"}, {"pods", "3"}});
+  REQUIRE(r.DebugString() == "cpu=1500m, memory=1Gi, pods=3");
+}
+
+TEST_CASE("SubFloorZero and Max") {
+  REQUIRE(R(1000, 10).SubFloorZero(R(3000, 4)) == R(0, 6));
+  REQUIRE(R(1000, 10).Max(R(3000, 4)) == R(3000, 10));
+}
