@@ -1,0 +1,36 @@
+"""Kubernetes objects for tests, shaped like Volcano's test builders."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def node(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110", labels: dict | None = None,
+         **extra: str) -> dict[str, Any]:
+    alloc = {"cpu": cpu, "memory": memory, "pods": pods, **extra}
+    return {"kind": "Node", "metadata": {"name": name, "labels": labels or {}}, "status": {"allocatable": alloc}}
+
+
+def pod(name: str, group: str | None, cpu: str = "1", memory: str = "1Gi", ns: str = "ns", node_name: str = "",
+        phase: str = "Pending", **meta: Any) -> dict[str, Any]:
+    annotations = dict(meta.pop("annotations", {}))
+    if group:
+        annotations["scheduling.k8s.io/group-name"] = group
+    p = {"kind": "Pod",
+         "metadata": {"name": name, "namespace": ns, "annotations": annotations, **meta},
+         "spec": {"schedulerName": "volcano",
+                  "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": memory}}}]},
+         "status": {"phase": phase}}
+    if node_name:
+        p["spec"]["nodeName"] = node_name
+    return p
+
+
+def podgroup(name: str, min_member: int = 1, queue: str = "default", ns: str = "ns", phase: str = "Inqueue",
+             **spec: Any) -> dict[str, Any]:
+    return {"kind": "PodGroup", "metadata": {"name": name, "namespace": ns},
+            "spec": {"minMember": min_member, "queue": queue, **spec}, "status": {"phase": phase}}
+
+
+def queue(name: str, weight: int = 1, **spec: Any) -> dict[str, Any]:
+    return {"kind": "Queue", "metadata": {"name": name}, "spec": {"weight": weight, **spec}}

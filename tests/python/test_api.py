@@ -1,0 +1,158 @@
+"""The public Python API: volcanic.schedule, volcanic.Scheduler, errors (DESIGN.md contract)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import volcanic
+from builders import node, pod, podgroup, queue
+
+NOW = 1_700_000_000
+
+
+def test_public_api_is_exactly_the_contract():
+    assert sorted(volcanic.__all__) == ["ConfigError", "Decisions", "InvalidObject", "Scheduler", "schedule"]
+    assert issubclass(volcanic.InvalidObject, ValueError)
+    assert issubclass(volcanic.ConfigError, ValueError)
+
+
+def test_schedule_binds_a_gang_and_reports_status():
+    objs = [node("n1"), podgroup("pg", 2), pod("a", "pg"), pod("b", "pg")]
+    d = volcanic.schedule(objs, now=NOW)
+    assert d.binds == {"ns/a": "n1", "ns/b": "n1"}
+    assert d.evictions == [] and d.pipelined == {}
+    pg = d.podgroups["ns/pg"]
+    assert pg["phase"] == "Inqueue"  # bound pods are not Running until the kubelet says so
+    assert pg["conditions"][0]["type"] == "Scheduled"
+    assert pg["conditions"][0]["lastTransitionTime"] == "2023-11-14T22:13:20Z"
+    assert d.queues["default"]["allocated"] == {"cpu": "2", "memory": "2Gi", "pods": "2"}
+    assert d.queues["root"]["allocated"] == {"cpu": "2", "memory": "2Gi", "pods": "2"}
+
+
+def test_other_kinds_are_skipped_and_json_text_is_accepted():
+    objs = [{"kind": "ConfigMap", "metadata": {"name": "x"}}, node("n1"), pod("solo", None)]
+    d = volcanic.schedule(objs, now=NOW)
+    assert d.binds == {"ns/solo": "n1"}
+    s = volcanic.Scheduler()
+    s.upsert(json.dumps(node("n1")))
+    s.upsert(json.dumps(pod("solo", None)).encode())
+    assert s.run_once(NOW).binds == {"ns/solo": "n1"}
+
+
+def test_pods_of_other_schedulers_use_resources_but_are_not_scheduled():
+    other = pod("other", None, cpu="3", node_name="n1", phase="Running")
+    other["spec"]["schedulerName"] = "default-scheduler"
+    pending_other = pod("pending-other", None)
+    pending_other["spec"]["schedulerName"] = "default-scheduler"
+    d = volcanic.schedule([node("n1"), other, pending_other, podgroup("pg", 1), pod("big", "pg", cpu="2")], now=NOW)
+    assert d.binds == {}
+    assert d.unschedulable["ns/big"] == "0/1 nodes are unavailable: 1 Insufficient cpu."
+
+
+def test_scheduler_assumes_binds_until_forgotten():
+    s = volcanic.Scheduler()
+    for o in [node("n1", cpu="1"), pod("a", None), pod("b", None)]:
+        s.upsert(o)
+    first = s.run_once(NOW)
+    assert len(first.binds) == 1
+    (bound,) = first.binds
+    assert s.run_once(NOW).binds == {}  # the node is full with the assumed bind
+    s.forget(bound)  # the bind failed: the pod is pending again
+    assert len(s.run_once(NOW).binds) == 1
+    with pytest.raises(KeyError):
+        s.forget("ns/nope")
+
+
+def test_scheduler_confirmed_bind_and_delete():
+    s = volcanic.Scheduler()
+    s.upsert(node("n1", cpu="1"))
+    s.upsert(pod("a", None))
+    assert s.run_once(NOW).binds == {"ns/a": "n1"}
+    s.upsert(pod("a", None, node_name="n1", phase="Running"))  # the bind landed
+    s.upsert(pod("b", None))
+    assert s.run_once(NOW).binds == {}
+    s.delete("Pod", "a", "ns")
+    assert s.run_once(NOW).binds == {"ns/b": "n1"}
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda p: p["spec"]["containers"][0]["resources"]["requests"].update(cpu="1.2.3"),
+     'Pod ns/p: spec.containers[0].resources.requests.cpu: invalid quantity "1.2.3": '),
+    (lambda p: p["spec"].update(priority="high"), "Pod ns/p: spec.priority: must be an integer, got string"),
+    (lambda p: p["metadata"].pop("name"), "Pod ns/<unnamed>: metadata.name: is required"),
+    (lambda p: p["spec"].update(containers={}), "Pod ns/p: spec.containers: must be an array, got object"),
+    (lambda p: p["metadata"]["annotations"].update(x=3), "Pod ns/p: metadata.annotations.x: must be a string"),
+])
+def test_malformed_objects_name_object_and_field(mutate, message):
+    p = pod("p", "pg")
+    mutate(p)
+    s = volcanic.Scheduler()
+    with pytest.raises(volcanic.InvalidObject) as e:
+        s.upsert(p)
+    assert str(e.value).startswith(message)
+    # Nothing was applied: the scheduler has no such pod.
+    s.upsert(node("n1"))
+    assert s.run_once(NOW).binds == {}
+
+
+def test_malformed_objects_of_every_kind():
+    cases = [
+        (node("n1", cpu="lots"), "Node n1: status.allocatable.cpu: invalid quantity"),
+        (podgroup("pg", -1), "PodGroup ns/pg: spec.minMember: must be >= 0"),
+        (queue("q", weight=0), "Queue q: spec.weight: must be in [1, 65535]"),
+        ({"kind": "PriorityClass", "metadata": {"name": "pc"}}, "PriorityClass pc: value: is required"),
+        ({"kind": "Pod", "metadata": "x"}, "Pod <unnamed>: metadata: must be an object, got string"),
+    ]
+    for obj, message in cases:
+        with pytest.raises(volcanic.InvalidObject, match=message.replace("[", r"\[").replace("]", r"\]")):
+            volcanic.Scheduler().upsert(obj)
+    with pytest.raises(volcanic.InvalidObject, match="unsupported type"):
+        volcanic.Scheduler().upsert({"kind": "Pod", "metadata": {"name": object()}})
+    with pytest.raises(volcanic.InvalidObject, match="not valid JSON"):
+        volcanic.Scheduler().upsert("{not json")
+
+
+@pytest.mark.parametrize("conf, message", [
+    ("actions: allocate, teleport", 'unknown action "teleport"; known actions: allocate, backfill, enqueue'),
+    ({"actions": "allocate", "tiers": [{"plugins": [{"name": "magic"}]}]}, 'unknown plugin "magic"; known plugins:'),
+    ({"actions": "allocate", "tiers": [{"plugins": [{"name": "overcommit", "arguments": {"factor": 2}}]}]},
+     'plugin overcommit: unknown argument "factor"; known arguments: overcommit-factor'),
+    ("actions: [", "invalid YAML"),
+    ("- a list", "must be a map"),
+    ({"actions": "allocate", "tiers": [{"plugins": [{"name": "drf", "enableHierarchy": True},
+                                                   {"name": "proportion"}]}]},
+     "proportion and drf with hierarchy enabled conflicts"),
+])
+def test_bad_configuration(conf, message):
+    with pytest.raises(volcanic.ConfigError) as e:
+        volcanic.Scheduler(conf)
+    assert message in str(e.value)
+
+
+def test_yaml_and_dict_configurations_are_the_same():
+    text = """
+actions: "enqueue, allocate"
+tiers:
+- plugins:
+  - name: gang
+  - name: binpack
+    arguments: {binpack.weight: 10, binpack.cpu: "5"}
+  - name: predicates
+"""
+    objs = [node("n1"), node("n2"), pod("old", None, node_name="n2", phase="Running"), pod("p", None)]
+    by_text = volcanic.schedule(objs, text, now=NOW)
+    import yaml
+    by_dict = volcanic.schedule(objs, yaml.safe_load(text), now=NOW)
+    assert by_text.binds == by_dict.binds == {"ns/p": "n2"}
+
+
+def test_default_configuration_is_volcanos():
+    # enqueue runs first: a Pending PodGroup is enqueued and allocated in one session.
+    d = volcanic.schedule([node("n1"), podgroup("pg", 1, phase="Pending"), pod("a", "pg")], now=NOW)
+    assert d.binds == {"ns/a": "n1"}
+    # Without enqueue in the actions, allocate skips nothing: Pending jobs are promoted.
+    d = volcanic.schedule([node("n1"), podgroup("pg", 1, phase="Pending"), pod("a", "pg")],
+                          "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n", now=NOW)
+    assert d.binds == {"ns/a": "n1"}
