@@ -17,46 +17,33 @@ const char* StatusName(TaskStatus s) {
 // Volcano's NodeInfo.AddTask: Releasing tasks still use the node but will
 // free it; Pipelined tasks only reserve future capacity; terminal tasks are
 // never on a node (the cache does not add them).
-void NodeInfo::AddTask(TaskInfo* t) {
-  switch (t->status) {
-    case TaskStatus::kReleasing:
-      idle -= t->resreq;
-      releasing += t->resreq;
-      used += t->resreq;
-      break;
-    case TaskStatus::kPipelined:
-      pipelined += t->resreq;
-      break;
-    default:
-      idle -= t->resreq;
-      used += t->resreq;
+void NodeInfo::Account(const TaskInfo& t, int sign) {
+  const Resource& r = t.resreq;
+  auto add = [sign, &r](Resource& to) {
+    if (sign > 0) to += r; else to -= r;
+  };
+  if (t.status == TaskStatus::kPipelined) {
+    add(pipelined);
+  } else {
+    add(used);
+    if (sign > 0) idle -= r; else idle += r;
+    if (t.status == TaskStatus::kReleasing) add(releasing);
   }
-  ++pod_count;
-  nonzero_cpu += t->nonzero_cpu;
-  nonzero_mem += t->nonzero_mem;
-  if (t->placement)
-    used_ports.insert(used_ports.end(), t->placement->host_ports.begin(), t->placement->host_ports.end());
-  tasks[t->key] = t;
+  pod_count += sign;
+  nonzero_cpu += sign * t.nonzero_cpu;
+  nonzero_mem += sign * t.nonzero_mem;
   ++version;
 }
 
+void NodeInfo::AddTask(TaskInfo* t) {
+  Account(*t, +1);
+  if (t->placement)
+    used_ports.insert(used_ports.end(), t->placement->host_ports.begin(), t->placement->host_ports.end());
+  tasks[t->key] = t;
+}
+
 void NodeInfo::RemoveTask(TaskInfo* t) {
-  switch (t->status) {
-    case TaskStatus::kReleasing:
-      idle += t->resreq;
-      releasing -= t->resreq;
-      used -= t->resreq;
-      break;
-    case TaskStatus::kPipelined:
-      pipelined -= t->resreq;
-      break;
-    default:
-      idle += t->resreq;
-      used -= t->resreq;
-  }
-  --pod_count;
-  nonzero_cpu -= t->nonzero_cpu;
-  nonzero_mem -= t->nonzero_mem;
+  Account(*t, -1);
   if (t->placement) {
     for (const auto& p : t->placement->host_ports) {
       auto it = std::find(used_ports.begin(), used_ports.end(), p);
@@ -64,7 +51,6 @@ void NodeInfo::RemoveTask(TaskInfo* t) {
     }
   }
   tasks.erase(t->key);
-  ++version;
 }
 
 bool NodeInfo::FitsFutureIdle(const Resource& req, ResourceId* short_of) const {
@@ -85,19 +71,23 @@ void NodeInfo::SetAllocatable(Resource alloc) {
   ++version;
 }
 
+void JobInfo::Account(const TaskInfo& t, int sign) {
+  count[StatusIndex(t.status)] += sign;
+  if (t.status == TaskStatus::kPending && t.best_effort) pending_best_effort += sign;
+  if (In(t.status, kAllocatedMask)) {
+    if (sign > 0) allocated += t.resreq; else allocated -= t.resreq;
+  }
+}
+
 void JobInfo::AddTask(TaskInfo* t) {
   tasks[t->key] = t;
-  ++count[StatusIndex(t->status)];
-  if (t->status == TaskStatus::kPending && t->best_effort) ++pending_best_effort;
-  if (In(t->status, kAllocatedMask)) allocated += t->resreq;
+  Account(*t, +1);
   total_request += t->resreq;
 }
 
 void JobInfo::RemoveTask(TaskInfo* t) {
   if (tasks.erase(t->key) == 0) return;
-  --count[StatusIndex(t->status)];
-  if (t->status == TaskStatus::kPending && t->best_effort) --pending_best_effort;
-  if (In(t->status, kAllocatedMask)) allocated -= t->resreq;
+  Account(*t, -1);
   total_request -= t->resreq;
 }
 
@@ -128,14 +118,22 @@ std::map<std::string, int> JobInfo::RoleCounts(uint16_t mask) const {
 
 void SetTaskStatus(TaskInfo* t, TaskStatus s) { PlaceTask(t, t->node, s); }
 
+// Membership in the job never changes here, and in the node only when the
+// node does: the rest is re-accounting.
 void PlaceTask(TaskInfo* t, NodeInfo* node, TaskStatus s) {
-  if (t->job) t->job->RemoveTask(t);
-  if (t->node) t->node->RemoveTask(t);
-  t->status = s;
-  t->node = node;
-  t->node_name = node ? node->name : std::string();
-  if (t->job) t->job->AddTask(t);
-  if (node) node->AddTask(t);
+  if (t->job) t->job->Account(*t, -1);
+  if (t->node == node) {
+    if (node) node->Account(*t, -1);
+    t->status = s;
+    if (node) node->Account(*t, +1);
+  } else {
+    if (t->node) t->node->RemoveTask(t);
+    t->status = s;
+    t->node = node;
+    t->node_name = node ? node->name : std::string();
+    if (node) node->AddTask(t);
+  }
+  if (t->job) t->job->Account(*t, +1);
 }
 
 }  // namespace volcanic

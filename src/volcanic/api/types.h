@@ -108,8 +108,9 @@ struct NodeInfo {
   // req <= FutureIdle without building it; on failure *short_of is the first
   // dimension (by id: cpu, memory, ...) that does not fit.
   bool FitsFutureIdle(const Resource& req, ResourceId* short_of) const;
-  void AddTask(TaskInfo* t);     // accounts t by its status
+  void AddTask(TaskInfo* t);     // adds t and accounts it by its status
   void RemoveTask(TaskInfo* t);  // undoes AddTask
+  void Account(const TaskInfo& t, int sign);  // accounting only, no membership
   void SetAllocatable(Resource alloc);
 };
 
@@ -141,6 +142,7 @@ struct JobInfo {
 
   void AddTask(TaskInfo* t);
   void RemoveTask(TaskInfo* t);
+  void Account(const TaskInfo& t, int sign);  // counters and sums only
   int Count(uint16_t mask) const;
   // Volcano's job_info.go gang arithmetic.
   int ReadyTaskNum() const;    // Bound, Binding, Running, Allocated, Succeeded

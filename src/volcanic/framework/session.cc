@@ -326,6 +326,7 @@ void Session::EvictTask(TaskInfo* t) {
 void Session::RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n) {
   NodeInfo* was = t->node;
   bool was_allocated = t->status != TaskStatus::kReleasing;
+  if (t->status == TaskStatus::kAllocated) discarded_.insert(t);
   PlaceTask(t, n, s);
   // Undoing an allocation frees; undoing an eviction takes back.
   for (auto& [on_allocate, on_deallocate] : event_handlers_) {

@@ -17,6 +17,7 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/types/span.h"
 #include "volcanic/cache/cache.h"
 #include "volcanic/framework/conf.h"
@@ -152,6 +153,9 @@ class Session {
   // Volcano's JobInfo.FitError(): the job's task histogram, its pending
   // tasks' reasons and the first task's fit errors.
   std::string JobFitError(const JobInfo& job) const;
+  // Whether a pending task was allocated in this session and given back
+  // (Volcano's last transaction): it counts as schedulable in gang messages.
+  bool AllocationDiscarded(const TaskInfo& t) const { return discarded_.contains(&t); }
 
  private:
   struct Slot;
@@ -196,6 +200,7 @@ class Session {
   std::unique_ptr<NodeSearch> node_search_;
   absl::flat_hash_map<const JobInfo*, absl::btree_map<std::string, FitErrors>> fit_errors_;
   std::vector<TaskInfo*> touched_;  // tasks this session allocated or pipelined
+  absl::flat_hash_set<const TaskInfo*> discarded_;  // allocations undone by Discard
   absl::flat_hash_map<const JobInfo*, std::vector<PodGroupCondition>> old_conditions_;
   std::vector<std::pair<const JobInfo*, std::string>> gang_unschedulable_;  // job -> message
   std::vector<std::pair<std::string, std::string>> binds_;

@@ -18,7 +18,11 @@ bool HasUnschedulableFrom(const JobInfo& job, const std::string& uid) {
 // Volcano's getPodGroupPhase.
 std::string PodGroupPhase(const JobInfo& job, bool unschedulable) {
   if (job.Count(Mask(TaskStatus::kRunning)) != 0 && unschedulable) return "Unknown";
+  // Releasing tasks still on a node count as scheduled (current Volcano).
   int scheduled = job.Count(kScheduledMask);
+  if (job.Count(Mask(TaskStatus::kReleasing)) > 0)
+    for (const auto& [key, t] : job.tasks)
+      if (t->status == TaskStatus::kReleasing && t->node) ++scheduled;
   int completed = job.Count(kCompletedMask);
   if (scheduled >= job.min_available) return scheduled == completed ? "Completed" : "Running";
   return job.phase == "Inqueue" ? "Inqueue" : "Pending";
@@ -52,8 +56,12 @@ std::string Session::JobFitError(const JobInfo& job) const {
     if (job.count[i] > 0) by_status[StatusName(static_cast<TaskStatus>(1 << i))] = job.count[i];
   by_status["minAvailable"] = job.min_available;
   std::string msg = absl::StrCat("pod group is not ready, ", SortedHistogram(by_status));
-  if (int pending = job.Count(Mask(TaskStatus::kPending)); pending > 0)
-    absl::StrAppend(&msg, "; Pending: ", pending, " Unschedulable");
+  std::map<std::string, int> pending;
+  if (job.Count(Mask(TaskStatus::kPending)) > 0) {
+    for (const auto& [key, t] : job.tasks)
+      if (t->status == TaskStatus::kPending) ++pending[AllocationDiscarded(*t) ? "Schedulable" : "Unschedulable"];
+    absl::StrAppend(&msg, "; Pending: ", SortedHistogram(pending));
+  }
   // Volcano names a random task here; the first by name is as good and stable.
   auto j = fit_errors_.find(&job);
   if (j != fit_errors_.end() && !j->second.empty()) {

@@ -1,6 +1,7 @@
 // overcommit (reference §4.6): a job with minResources is enqueued only while
-// the cluster, inflated by `overcommit-factor` (default 1.2), has room for it
-// beside the jobs already enqueued.
+// the cluster, inflated by `overcommit-factor` (default 1.2; per resource
+// with `overcommit-factor.<resource>`), has room for it beside the jobs
+// already enqueued.
 #include "absl/strings/str_cat.h"
 #include "volcanic/api/errors.h"
 #include "volcanic/framework/session.h"
@@ -15,14 +16,19 @@ constexpr double kDefaultFactor = 1.2;
 
 class OvercommitPlugin : public Plugin {
  public:
-  explicit OvercommitPlugin(double factor) : factor_(factor) {}
+  OvercommitPlugin(double factor, std::vector<std::pair<ResourceId, double>> per_resource)
+      : factor_(factor), per_resource_(std::move(per_resource)) {}
 
   void OnSessionOpen(Session& ssn) override {
     Resource used;
     for (NodeInfo* n : ssn.nodes()) used += n->used;
     const Resource& total = ssn.total_resource();
-    for (int i = 0; i < total.Size(); ++i)
-      idle_.Set(i, static_cast<int64_t>(static_cast<double>(total.Get(i)) * factor_) - used.Get(i));
+    for (int i = 0; i < total.Size(); ++i) {
+      double factor = factor_;
+      for (const auto& [r, f] : per_resource_)
+        if (r == i) factor = f;
+      idle_.Set(i, static_cast<int64_t>(static_cast<double>(total.Get(i)) * factor) - used.Get(i));
+    }
     for (const auto& [key, job] : ssn.jobs()) {
       if (!job->min_resources) continue;
       if (job->phase == "Inqueue") inqueue_ += *job->min_resources;
@@ -40,17 +46,27 @@ class OvercommitPlugin : public Plugin {
 
  private:
   double factor_;
+  std::vector<std::pair<ResourceId, double>> per_resource_;
   Resource idle_, inqueue_;
 };
 
 }  // namespace
 
 PluginOr NewOvercommitPlugin(const Arguments& args) {
-  if (auto s = args.CheckKnown({"overcommit-factor"}); !s.ok()) return s;
+  const std::string prefix = "overcommit-factor.";
+  if (auto s = args.CheckKnown({"overcommit-factor"}, {prefix}); !s.ok()) return s;
+  // Volcano falls back to the default for factors below 1.
+  auto valid = [](double f) { return f < 1.0 ? kDefaultFactor : f; };
   auto factor = args.Float("overcommit-factor", kDefaultFactor);
   if (!factor.ok()) return factor.status();
-  // Volcano falls back to the default below 1.
-  return std::make_unique<OvercommitPlugin>(*factor < 1.0 ? kDefaultFactor : *factor);
+  std::vector<std::pair<ResourceId, double>> per_resource;
+  for (const auto& [key, value] : args.raw().items()) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    auto f = args.Float(key, kDefaultFactor);
+    if (!f.ok()) return f.status();
+    per_resource.emplace_back(ResourceNames::Intern(key.substr(prefix.size())), valid(*f));
+  }
+  return std::make_unique<OvercommitPlugin>(valid(*factor), std::move(per_resource));
 }
 
 }  // namespace volcanic
