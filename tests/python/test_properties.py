@@ -1,5 +1,5 @@
 """Invariants on random clusters (DESIGN.md "Tests"): no node over-committed, no gang
-partly bound, no queue over its capability, decisions independent of input order,
+partly bound, no queue over its capability, no required anti-affinity broken, decisions independent of input order,
 incremental Scheduler equal to one-shot schedule, class index equal to full search."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def clusters(draw):
     nodes = []
     for i in range(rng.randint(1, 7)):
         n = node(f"n{i}", cpu=str(rng.randint(1, 8)), memory=f"{rng.randint(1, 12)}Gi", pods=str(rng.randint(2, 8)),
-                 labels={"zone": rng.choice("ab")})
+                 labels={"zone": rng.choice("ab"), "kubernetes.io/hostname": f"n{i}"})
         if rng.random() < 0.2:
             n["spec"] = {"taints": [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]}
         nodes.append(n)
@@ -57,6 +57,7 @@ def clusters(draw):
         cpu, mem = rng.choice(list(CPU)), rng.choice(list(MEM))
         selector = {"zone": rng.choice("ab")} if rng.random() < 0.3 else None
         tolerate = rng.random() < 0.3
+        spread = rng.random() < 0.2  # one pod of the job per host
         for t in range(tasks):
             running = rng.random() < 0.2
             p = pod(f"job{j}-w-{t}", f"job{j}", cpu=cpu, memory=mem,
@@ -66,6 +67,10 @@ def clusters(draw):
                 p["spec"]["nodeSelector"] = selector
             if tolerate:
                 p["spec"]["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+            if spread:
+                p["metadata"]["labels"] = {"app": f"job{j}"}
+                p["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": f"job{j}"}}, "topologyKey": "kubernetes.io/hostname"}]}}
             objs.append(p)
     return objs
 
@@ -110,6 +115,12 @@ def test_no_overcommit_no_partial_gang_no_queue_over_capability(objs):
         new = [k for k in members if k in d.binds]
         ready = [k for k in members if k in d.binds or pods[k]["spec"].get("nodeName")]
         assert not new or len(ready) >= pg["spec"]["minMember"], g
+    for key in d.binds:
+        app = (pods[key]["metadata"].get("labels") or {}).get("app")
+        if app and pods[key]["spec"].get("affinity"):
+            here = [k for k, p in pods.items() if (p["metadata"].get("labels") or {}).get("app") == app
+                    and (p["spec"].get("nodeName") or d.binds.get(k)) == d.binds[key]]
+            assert here == [key], f"anti-affinity broken on {d.binds[key]}: {here}"
     caps = {o["metadata"]["name"]: int(o["spec"]["capability"]["cpu"]) * 1000
             for o in objs if o["kind"] == "Queue" and "capability" in o["spec"]}
     for q, cap in caps.items():

@@ -10,7 +10,7 @@ from volcanic import _core
 from volcanic.scheduler.conf import load_conf
 
 # The kinds the engine reads; others are skipped by schedule().
-SCHEDULER_KINDS = frozenset({"Node", "Pod", "PodGroup", "Queue", "PriorityClass"})
+SCHEDULER_KINDS = frozenset({"Node", "Pod", "PodGroup", "Queue", "PriorityClass", "Namespace"})
 
 
 @dataclass

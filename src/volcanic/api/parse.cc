@@ -89,9 +89,55 @@ absl::StatusOr<NodeSelectorTerm> ParseTerm(const json& t, const Fields& f, const
   return term;
 }
 
+absl::StatusOr<LabelSelector> ParseLabelSelector(const json& sel, const Fields& f, const std::string& path) {
+  LabelSelector out;
+  ASSIGN_OR_RETURN(out.match_labels, f.StringMap(sel, "matchLabels", path));
+  ASSIGN_OR_RETURN(const json* exprs, f.Array(sel, "matchExpressions", path));
+  for (size_t i = 0; i < exprs->size(); ++i) {
+    std::string p = absl::StrCat(path, ".matchExpressions[", i, "]");
+    ASSIGN_OR_RETURN(auto req, ParseRequirement((*exprs)[i], f, p));
+    if (req.op == "Gt" || req.op == "Lt") return f.Error(p + ".operator", "must be In, NotIn, Exists or DoesNotExist");
+    out.match_expressions.push_back(std::move(req));
+  }
+  return out;
+}
+
+// spec.affinity.podAffinity / podAntiAffinity: the required terms.
+absl::Status ParsePodAffinity(const json& affinity, const Fields& f, const char* kind,
+                              std::vector<PodAffinityTerm>* out) {
+  std::string base = absl::StrCat("spec.affinity.", kind);
+  ASSIGN_OR_RETURN(const json* pa, f.Find(affinity, kind, "spec.affinity"));
+  if (!pa) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const json* terms, f.Array(*pa, "requiredDuringSchedulingIgnoredDuringExecution", base));
+  for (size_t i = 0; i < terms->size(); ++i) {
+    std::string path = absl::StrCat(base, ".requiredDuringSchedulingIgnoredDuringExecution[", i, "]");
+    const json& t = (*terms)[i];
+    PodAffinityTerm term;
+    ASSIGN_OR_RETURN(auto key, f.String(t, "topologyKey", path));
+    if (!key || key->empty()) return f.Error(path + ".topologyKey", "is required");
+    term.topology_key = *key;
+    for (auto [field, target] : {std::pair{"labelSelector", &term.selector},
+                                 {"namespaceSelector", &term.namespace_selector}}) {
+      ASSIGN_OR_RETURN(const json* sel, f.Find(t, field, path));
+      if (sel) {
+        ASSIGN_OR_RETURN(*target, ParseLabelSelector(*sel, f, absl::StrCat(path, ".", field)));
+      }
+    }
+    ASSIGN_OR_RETURN(const json* namespaces, f.Array(t, "namespaces", path));
+    for (size_t j = 0; j < namespaces->size(); ++j) {
+      if (!(*namespaces)[j].is_string()) return f.Error(absl::StrCat(path, ".namespaces[", j, "]"), "must be a string");
+      term.namespaces.push_back((*namespaces)[j].get<std::string>());
+    }
+    out->push_back(std::move(term));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseNodeAffinity(const json& spec, const Fields& f, Placement& p) {
   ASSIGN_OR_RETURN(const json* affinity, f.Find(spec, "affinity", "spec"));
   if (!affinity) return absl::OkStatus();
+  RETURN_IF_ERROR(ParsePodAffinity(*affinity, f, "podAffinity", &p.pod_affinity));
+  RETURN_IF_ERROR(ParsePodAffinity(*affinity, f, "podAntiAffinity", &p.pod_anti_affinity));
   ASSIGN_OR_RETURN(const json* na, f.Find(*affinity, "nodeAffinity", "spec.affinity"));
   if (!na) return absl::OkStatus();
   const std::string base = "spec.affinity.nodeAffinity";
@@ -307,7 +353,7 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   t.annotations = std::move(m.annotations);
   t.class_key = absl::StrCat(t.resreq.DebugString(), "|", t.nonzero_cpu, "|", t.nonzero_mem, "|",
                              spec->value("nodeSelector", json()).dump(), "|",
-                             spec->contains("affinity") ? (*spec)["affinity"].value("nodeAffinity", json()).dump() : "",
+                             spec->contains("affinity") ? (*spec)["affinity"].dump() : "",
                              "|", spec->value("tolerations", json()).dump());
   for (const auto& hp : placement->host_ports)
     absl::StrAppend(&t.class_key, "|", hp.protocol, ":", hp.host_ip, ":", hp.port);
@@ -459,6 +505,12 @@ absl::StatusOr<PriorityClassInfo> ParsePriorityClass(const json& obj) {
   ASSIGN_OR_RETURN(auto global_default, f.Bool(obj, "globalDefault", ""));
   pc.global_default = global_default.value_or(false);
   return pc;
+}
+
+absl::StatusOr<std::pair<std::string, Labels>> ParseNamespace(const json& obj) {
+  Fields f(DescribeObject(obj));
+  ASSIGN_OR_RETURN(Meta m, ParseMeta(obj, f, false));
+  return std::make_pair(m.name, std::move(m.labels));
 }
 
 }  // namespace volcanic

@@ -31,6 +31,8 @@ absl::StatusOr<NodeInfo> ParseNode(const json& obj);
 absl::StatusOr<JobInfo> ParsePodGroup(const json& obj, const ParseOptions& opts);
 absl::StatusOr<QueueInfo> ParseQueue(const json& obj);
 absl::StatusOr<PriorityClassInfo> ParsePriorityClass(const json& obj);
+// A Namespace: its name and labels.
+absl::StatusOr<std::pair<std::string, Labels>> ParseNamespace(const json& obj);
 
 // RFC 3339 text to milliseconds since the epoch.
 absl::StatusOr<int64_t> ParseTimestampMs(const std::string& text);

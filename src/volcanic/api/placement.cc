@@ -45,6 +45,26 @@ bool TermMatches(const NodeSelectorTerm& term, const std::string& node_name,
   return true;
 }
 
+bool LabelSelector::Matches(const Labels& labels) const {
+  for (const auto& [k, v] : match_labels) {
+    auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  for (const auto& r : match_expressions) {
+    auto it = labels.find(r.key);
+    if (!RequirementMatches(r, it == labels.end() ? nullptr : &it->second)) return false;
+  }
+  return true;
+}
+
+bool PodAffinityTerm::MatchesPod(const std::string& own_ns, const std::string& ns, const Labels& labels,
+                                 const Labels& ns_labels) const {
+  if (!selector || !selector->Matches(labels)) return false;
+  bool listed = Contains(namespaces, ns);
+  if (namespace_selector) return listed || namespace_selector->Matches(ns_labels);
+  return namespaces.empty() ? ns == own_ns : listed;
+}
+
 bool Placement::MatchesNodeSelectorAndAffinity(const std::string& node_name,
                                                const Labels& node_labels) const {
   for (const auto& [k, v] : node_selector) {

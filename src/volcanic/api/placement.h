@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,12 +45,34 @@ struct HostPort {
   bool operator==(const HostPort&) const = default;
 };
 
+// A Kubernetes LabelSelector: matchLabels and matchExpressions (In, NotIn,
+// Exists, DoesNotExist), ANDed. An empty selector matches everything.
+struct LabelSelector {
+  Labels match_labels;
+  std::vector<NodeSelectorRequirement> match_expressions;
+  bool Matches(const Labels& labels) const;
+};
+
+// A required pod (anti-)affinity term: pods matching `selector` in the
+// term's namespaces, counted per value of `topology_key` on their nodes.
+struct PodAffinityTerm {
+  std::optional<LabelSelector> selector;  // absent: matches no pod
+  std::vector<std::string> namespaces;    // empty and no namespace selector: the pod's own
+  std::optional<LabelSelector> namespace_selector;
+  std::string topology_key;
+  // Whether a pod in `ns` with `labels` matches, for a term of a pod in
+  // `own_ns`; `ns_labels` are the labels of namespace `ns`.
+  bool MatchesPod(const std::string& own_ns, const std::string& ns, const Labels& labels,
+                  const Labels& ns_labels) const;
+};
+
 struct Placement {
   Labels node_selector;
   std::vector<NodeSelectorTerm> required_terms;  // ORed
   std::vector<PreferredTerm> preferred_terms;
   std::vector<Toleration> tolerations;
   std::vector<HostPort> host_ports;
+  std::vector<PodAffinityTerm> pod_affinity, pod_anti_affinity;  // required terms
 
   bool MatchesNodeSelectorAndAffinity(const std::string& node_name,
                                       const Labels& node_labels) const;

@@ -46,6 +46,9 @@ absl::StatusOr<bool> Cache::Upsert(const json& obj) {
   } else if (kind == "PriorityClass") {
     ASSIGN_OR_RETURN(PriorityClassInfo pc, ParsePriorityClass(obj));
     priority_classes_[pc.name] = std::move(pc);
+  } else if (kind == "Namespace") {
+    ASSIGN_OR_RETURN(auto ns, ParseNamespace(obj));
+    namespace_labels_[ns.first] = std::move(ns.second);
   } else {
     if (!obj.is_object()) return absl::InvalidArgumentError("object: must be a JSON object");
     return false;
@@ -82,7 +85,14 @@ absl::Status Cache::UpsertPod(const json& obj) {
   return absl::OkStatus();
 }
 
+const Labels& Cache::NamespaceLabels(const std::string& ns) const {
+  static const Labels kNone;
+  auto it = namespace_labels_.find(ns);
+  return it == namespace_labels_.end() ? kNone : it->second;
+}
+
 void Cache::AttachTask(TaskInfo* t) {
+  if (t->placement && !t->placement->pod_anti_affinity.empty()) anti_affinity_tasks_.insert(t);
   if (!t->node_name.empty() && !Terminal(t->status)) {
     auto& node = nodes_[t->node_name];
     if (!node) {
@@ -115,6 +125,7 @@ void Cache::AttachTask(TaskInfo* t) {
 }
 
 void Cache::DetachTask(TaskInfo* t) {
+  anti_affinity_tasks_.erase(t);
   if (t->node) {
     t->node->RemoveTask(t);
     DropNodeIfEmpty(t->node->name);
@@ -196,6 +207,8 @@ absl::Status Cache::Delete(const std::string& kind, const std::string& name, con
     EnsureDefaultQueues();
   } else if (kind == "PriorityClass") {
     priority_classes_.erase(name);
+  } else if (kind == "Namespace") {
+    namespace_labels_.erase(name);
   }
   return absl::OkStatus();
 }

@@ -13,6 +13,7 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "volcanic/api/parse.h"
 #include "volcanic/api/types.h"
@@ -48,6 +49,10 @@ class Cache {
   // implicit group of one bare pod.
   static bool Schedulable(const JobInfo& job) { return job.has_podgroup || job.implicit; }
   int ClassCount() const { return static_cast<int>(class_ids_.size()); }
+  // Labels of a Namespace object (empty when unknown), for namespaceSelectors.
+  const Labels& NamespaceLabels(const std::string& ns) const;
+  // Pods with required pod anti-affinity terms: they constrain other pods.
+  const absl::flat_hash_set<const TaskInfo*>& anti_affinity_tasks() const { return anti_affinity_tasks_; }
   const ParseOptions& options() const { return opts_; }
 
  private:
@@ -68,6 +73,8 @@ class Cache {
   absl::btree_map<std::string, QueueInfo> queues_;
   absl::flat_hash_map<std::string, PriorityClassInfo> priority_classes_;
   absl::flat_hash_map<std::string, int32_t> class_ids_;
+  absl::flat_hash_map<std::string, Labels> namespace_labels_;
+  absl::flat_hash_set<const TaskInfo*> anti_affinity_tasks_;
 };
 
 }  // namespace volcanic

@@ -37,6 +37,7 @@ class NodeSearch {
   // plugins' predicates are checked and every fitting node counts as idle.
   Result Find(const TaskInfo& task, bool resource_check, FitErrors* errors);
   void NodeChanged(const NodeInfo* n);
+  uint64_t changes() const { return change_log_.size(); }
   // Turns the class index off (for tests and comparison).
   void set_indexing(bool on) { indexing_ = on; }
 

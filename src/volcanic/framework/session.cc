@@ -171,6 +171,8 @@ void Session::RunActions(Decisions* out) {
   }
 }
 
+uint64_t Session::changes() const { return node_search_->changes(); }
+
 const QueueInfo* Session::FindQueue(const std::string& name) const {
   auto it = queues_.find(name);
   return it == queues_.end() ? nullptr : it->second;

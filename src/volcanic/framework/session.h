@@ -86,6 +86,8 @@ class Session {
   int64_t now_ms() const { return opts_.now_ms; }
   const std::string& uid() const { return opts_.uid; }
   NodeSearch& node_search() { return *node_search_; }
+  // Counts changes to node accounting: caches keyed by it stay exact.
+  uint64_t changes() const;
 
   // Registration, from plugins' OnSessionOpen.
   void AddJobOrderFn(const std::string& plugin, JobOrderFn fn);

@@ -1,11 +1,13 @@
 // predicates (reference §4.6, research of predicates.go): the kube-scheduler
 // filters Volcano wraps, in Volcano's order and with kube-scheduler's reason
 // strings: pod count, NodeUnschedulable, NodeAffinity, TaintToleration (the
-// first of these three to fail ends the check), then NodePorts.
-// Every check depends only on the pod's class and the node: node-local.
+// first of these three to fail ends the check), NodePorts, InterPodAffinity.
+// All but InterPodAffinity depend only on the pod's class and the node, so
+// they are node-local; a pod that pod affinity concerns is searched in full.
 #include "absl/strings/str_cat.h"
 #include "volcanic/framework/session.h"
 #include "volcanic/plugins/plugins.h"
+#include "volcanic/plugins/pod_affinity.h"
 
 namespace volcanic {
 namespace {
@@ -17,15 +19,17 @@ bool PortsConflict(const HostPort& a, const HostPort& b) {
 
 class PredicatesPlugin : public Plugin {
  public:
-  PredicatesPlugin(bool affinity, bool taints, bool ports) : affinity_(affinity), taints_(taints), ports_(ports) {}
+  PredicatesPlugin(bool affinity, bool taints, bool ports, bool pod_affinity)
+      : affinity_(affinity), taints_(taints), ports_(ports), pod_affinity_(pod_affinity) {}
 
   void OnSessionOpen(Session& ssn) override {
+    if (pod_affinity_) inter_pod_ = std::make_unique<PodAffinityFilter>(ssn);
     ssn.AddPredicateFn(
         "predicates",
         [this](const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
           return Check(t, n, reasons);
         },
-        [](const TaskInfo&) { return true; });
+        [this](const TaskInfo& t) { return !inter_pod_ || !inter_pod_->Concerns(t); });
   }
 
  private:
@@ -57,17 +61,24 @@ class PredicatesPlugin : public Plugin {
             return false;
           }
     }
+    if (inter_pod_) {
+      if (const char* reason = inter_pod_->Check(t, n)) {
+        reasons->push_back(reason);
+        return false;
+      }
+    }
     return reasons->size() == before;
   }
 
-  bool affinity_, taints_, ports_;
+  bool affinity_, taints_, ports_, pod_affinity_;
+  std::unique_ptr<PodAffinityFilter> inter_pod_;
 };
 
 }  // namespace
 
 PluginOr NewPredicatesPlugin(const Arguments& args) {
   // Volcano's switches; those for filters volcanic does not implement yet
-  // (pod affinity, volumes, topology spread, DRA, proportional) are accepted
+  // (volumes, topology spread, DRA, proportional) are accepted
   // so existing configurations load, and documented in docs/plugins.md.
   if (auto s = args.CheckKnown({"predicate.NodeAffinityEnable", "predicate.NodePortsEnable",
                                 "predicate.TaintTolerationEnable", "predicate.PodAffinityEnable",
@@ -82,9 +93,10 @@ PluginOr NewPredicatesPlugin(const Arguments& args) {
   auto affinity = args.Bool("predicate.NodeAffinityEnable", true);
   auto taints = args.Bool("predicate.TaintTolerationEnable", true);
   auto ports = args.Bool("predicate.NodePortsEnable", true);
-  for (const auto* s : {&affinity, &taints, &ports})
+  auto pod_affinity = args.Bool("predicate.PodAffinityEnable", true);
+  for (const auto* s : {&affinity, &taints, &ports, &pod_affinity})
     if (!s->ok()) return s->status();
-  return std::make_unique<PredicatesPlugin>(*affinity, *taints, *ports);
+  return std::make_unique<PredicatesPlugin>(*affinity, *taints, *ports, *pod_affinity);
 }
 
 }  // namespace volcanic
