@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -64,7 +65,15 @@ class Scheduler:
 
     def run_once(self, now: float | None = None) -> Decisions:
         """Runs one session; `now` is seconds since the epoch (default: the wall clock)."""
-        return Decisions(**self._core.run_once(_now_ms(now)))
+        # The decisions of a large session are many small objects; collecting
+        # while they are built would walk the caller's whole heap repeatedly.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return Decisions(**self._core.run_once(_now_ms(now)))
+        finally:
+            if paused:
+                gc.enable()
 
 
 def schedule(objects: Iterable[dict[str, Any]], conf: str | dict[str, Any] | None = None,

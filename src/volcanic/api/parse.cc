@@ -2,6 +2,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "volcanic/api/json_fields.h"
 #include "volcanic/api/status_macros.h"
@@ -327,9 +328,14 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   t.preemption_policy = policy.value_or("PreemptLowerPriority");
   if (const std::string* v = AnnotationOrLabel(m, kPreemptableKey)) t.preemptable = *v != "false";
   if (const std::string* v = AnnotationOrLabel(m, kTaskSpecKey)) t.role = *v;
-  if (const std::string* v = AnnotationOrLabel(m, kTaskIndexKey)) {
-    int64_t idx;
-    if (absl::SimpleAtoi(*v, &idx)) t.index = idx;
+  // Volcano's helpers.CompareTask index: the task-index annotation, else the
+  // last "-" segment of a name with at least three ("job-worker-3" -> 3).
+  int64_t idx;
+  if (const std::string* v = AnnotationOrLabel(m, kTaskIndexKey); v && absl::SimpleAtoi(*v, &idx)) {
+    t.index = idx;
+  } else if (std::vector<absl::string_view> parts = absl::StrSplit(m.name, '-');
+             parts.size() >= 3 && absl::SimpleAtoi(parts.back(), &idx)) {
+    t.index = idx;
   }
 
   ASSIGN_OR_RETURN(const json* status, f.Find(obj, "status", ""));
@@ -351,7 +357,9 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   }
   t.labels = std::move(m.labels);
   t.annotations = std::move(m.annotations);
-  t.class_key = absl::StrCat(t.resreq.DebugString(), "|", t.nonzero_cpu, "|", t.nonzero_mem, "|",
+  // Requests by resource id, then the placement constraints as JSON.
+  for (int i = 0; i < t.resreq.Size(); ++i) absl::StrAppend(&t.class_key, t.resreq.Get(i), ",");
+  absl::StrAppend(&t.class_key, "|", t.nonzero_cpu, "|", t.nonzero_mem, "|",
                              spec->value("nodeSelector", json()).dump(), "|",
                              spec->contains("affinity") ? (*spec)["affinity"].dump() : "",
                              "|", spec->value("tolerations", json()).dump());

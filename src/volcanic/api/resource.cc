@@ -82,19 +82,38 @@ void Resource::Set(ResourceId id, int64_t value) {
   v_[id] = value;
 }
 
+// Requests and usage (fill 0, finite values) take the plain loop; limits
+// (infinite fill or values) take the saturating one. This runs on every
+// placement, several times.
+template <bool kAdd>
+void Combine(absl::InlinedVector<int64_t, 6>& v, int64_t& fill, const Resource& o, int o_size, int64_t o_fill,
+             const int64_t* o_data) {
+  if (static_cast<int>(v.size()) < o_size) v.resize(o_size, fill);
+  int64_t* d = v.data();
+  if (fill == 0 && o_fill == 0) {
+    for (int i = 0; i < o_size; ++i) {
+      if (o_data[i] >= Resource::kInfinite || d[i] >= Resource::kInfinite) {
+        d[i] = kAdd ? AddSat(d[i], o_data[i]) : SubSat(d[i], o_data[i]);
+      } else {
+        d[i] += kAdd ? o_data[i] : -o_data[i];
+      }
+    }
+    return;
+  }
+  for (int i = 0; i < static_cast<int>(v.size()); ++i) {
+    int64_t x = o.Get(i);
+    d[i] = kAdd ? AddSat(d[i], x) : SubSat(d[i], x);
+  }
+  fill = kAdd ? AddSat(fill, o_fill) : SubSat(fill, o_fill);
+}
+
 Resource& Resource::operator+=(const Resource& o) {
-  int n = Span(o);
-  if (Size() < n) v_.resize(n, fill_);
-  for (int i = 0; i < n; ++i) v_[i] = AddSat(v_[i], o.Get(i));
-  fill_ = AddSat(fill_, o.fill_);
+  Combine<true>(v_, fill_, o, o.Size(), o.fill_, o.v_.data());
   return *this;
 }
 
 Resource& Resource::operator-=(const Resource& o) {
-  int n = Span(o);
-  if (Size() < n) v_.resize(n, fill_);
-  for (int i = 0; i < n; ++i) v_[i] = SubSat(v_[i], o.Get(i));
-  fill_ = SubSat(fill_, o.fill_);
+  Combine<false>(v_, fill_, o, o.Size(), o.fill_, o.v_.data());
   return *this;
 }
 

@@ -49,7 +49,7 @@ class Resource {
   }
 
   int64_t Get(ResourceId id) const {
-    return id < static_cast<int>(v_.size()) ? v_[id] : fill_;
+    return id < static_cast<int>(v_.size()) ? v_.data()[id] : fill_;
   }
   void Set(ResourceId id, int64_t value);
   int Size() const { return static_cast<int>(v_.size()); }

@@ -57,7 +57,7 @@ struct TaskInfo {
   std::string job_key;             // "ns/podgroup"; empty for other schedulers' pods
   bool implicit_group = false;     // no group annotation: its own group of one
   std::string role;                // task role: annotation volcano.sh/task-spec
-  int64_t index = -1;              // pod index within its role, -1 if unknown
+  int64_t index = -1;              // pod index for task order, -1 if none
   Resource resreq;                 // max(Σ containers, each init container) + overhead
   bool best_effort = false;        // resreq empty (Volcano's IsEmpty)
   int64_t nonzero_cpu = 0, nonzero_mem = 0;  // kube scoring's non-zero requests

@@ -60,6 +60,12 @@ absl::Status Cache::UpsertPod(const json& obj) {
   ASSIGN_OR_RETURN(TaskInfo parsed, ParsePod(obj, opts_));
   auto [cid, inserted] = class_ids_.try_emplace(parsed.class_key, static_cast<int32_t>(class_ids_.size()));
   parsed.class_id = cid->second;
+  // Pods of one class have equal placements: share one.
+  if (inserted) {
+    class_placements_.push_back(parsed.placement);
+  } else {
+    parsed.placement = class_placements_[parsed.class_id];
+  }
   auto it = tasks_.find(parsed.key);
   if (it != tasks_.end()) {
     TaskInfo* old = it->second.get();

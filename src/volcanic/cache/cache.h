@@ -73,6 +73,7 @@ class Cache {
   absl::btree_map<std::string, QueueInfo> queues_;
   absl::flat_hash_map<std::string, PriorityClassInfo> priority_classes_;
   absl::flat_hash_map<std::string, int32_t> class_ids_;
+  std::vector<std::shared_ptr<const Placement>> class_placements_;  // by class id
   absl::flat_hash_map<std::string, Labels> namespace_labels_;
   absl::flat_hash_set<const TaskInfo*> anti_affinity_tasks_;
 };

@@ -41,15 +41,16 @@ int NodeSearch::ReasonId(const std::string& reason) {
   return it->second;
 }
 
+int NodeSearch::InsufficientReasonId(ResourceId r) {
+  if (static_cast<int>(insufficient_ids_.size()) <= r) insufficient_ids_.resize(r + 1, -1);
+  if (insufficient_ids_[r] < 0) insufficient_ids_[r] = ReasonId("Insufficient " + ResourceNames::Name(r));
+  return insufficient_ids_[r];
+}
+
 NodeSearch::Fit NodeSearch::Evaluate(const TaskInfo& task, const NodeInfo& node, bool resource_check,
-                                     std::vector<std::string>* reasons) const {
-  if (resource_check) {
-    ResourceId short_of;
-    if (!node.FitsFutureIdle(task.resreq, &short_of)) {
-      reasons->push_back("Insufficient " + ResourceNames::Name(short_of));
-      return kNoFit;
-    }
-  }
+                                     ResourceId* short_of, std::vector<std::string>* reasons) const {
+  *short_of = -1;
+  if (resource_check && !node.FitsFutureIdle(task.resreq, short_of)) return kNoFit;
   if (!ssn_.Predicate(task, node, reasons)) return kNoFit;
   return !resource_check || node.FitsIdle(task.resreq) ? kFitIdle : kFitFuture;
 }
@@ -66,8 +67,10 @@ NodeSearch::Result NodeSearch::FindGeneric(const TaskInfo& task, bool resource_c
   FitErrors fe;
   for (NodeInfo* node : ssn_.nodes()) {
     reasons.clear();
-    Fit fit = Evaluate(task, *node, resource_check, &reasons);
+    ResourceId short_of;
+    Fit fit = Evaluate(task, *node, resource_check, &short_of, &reasons);
     if (fit == kNoFit) {
+      if (short_of >= 0) reasons.push_back(reason_names_[InsufficientReasonId(short_of)]);
       fe.AddNode(reasons);
     } else {
       groups[fit].push_back(node);
@@ -114,20 +117,20 @@ void NodeSearch::Refresh(ClassIndex& ci, const TaskInfo& task, int i) {
   ci.seen_version[i] = node->version;
   ci.errors_valid = false;
   if (ci.key[i].group != kNoFit) ci.ranked.erase(ci.key[i]);
-  static thread_local std::vector<std::string> reasons;
-  reasons.clear();
-  Fit fit = Evaluate(task, *node, true, &reasons);
+  scratch_reasons_.clear();
+  ResourceId short_of;
+  Fit fit = Evaluate(task, *node, true, &short_of, &scratch_reasons_);
   ci.reasons[i].clear();
   if (fit == kNoFit) {
     ci.key[i] = {kNoFit, 0, i};
-    for (const auto& r : reasons) ci.reasons[i].push_back(ReasonId(r));
+    if (short_of >= 0) ci.reasons[i].push_back(InsufficientReasonId(short_of));
+    for (const auto& r : scratch_reasons_) ci.reasons[i].push_back(ReasonId(r));
     return;
   }
   double score = 0;
   if (ssn_.HasNodeOrder()) {
-    std::vector<double> scores;
-    ssn_.NodeScores(task, absl::MakeConstSpan(&node, 1), &scores);
-    score = scores[0];
+    ssn_.NodeScores(task, absl::MakeConstSpan(&node, 1), &scratch_scores_);
+    score = scratch_scores_[0];
   }
   ci.key[i] = {fit, score, i};
   ci.ranked.insert(ci.key[i]);

@@ -45,8 +45,12 @@ class NodeSearch {
   struct ClassIndex;
   enum Fit { kNoFit = -1, kFitIdle = 0, kFitFuture = 1 };
 
-  Fit Evaluate(const TaskInfo& task, const NodeInfo& node, bool resource_check,
+  // On a failed resource check *short_of is the resource (reasons are left
+  // alone); on a failed predicate the plugins' reasons are appended.
+  Fit Evaluate(const TaskInfo& task, const NodeInfo& node, bool resource_check, ResourceId* short_of,
                std::vector<std::string>* reasons) const;
+  // "Insufficient <resource>", interned once per resource.
+  int InsufficientReasonId(ResourceId r);
   Result FindGeneric(const TaskInfo& task, bool resource_check, FitErrors* errors);
   Result FindIndexed(const TaskInfo& task, FitErrors* errors);
   ClassIndex& Index(const TaskInfo& task);
@@ -59,6 +63,9 @@ class NodeSearch {
   std::vector<int> change_log_;                       // node indices, in change order
   std::vector<std::string> reason_names_;
   absl::flat_hash_map<std::string, int> reason_ids_;
+  std::vector<int> insufficient_ids_;      // by resource id, -1 until interned
+  std::vector<std::string> scratch_reasons_;
+  std::vector<double> scratch_scores_;
 };
 
 }  // namespace volcanic

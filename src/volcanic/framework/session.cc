@@ -4,7 +4,6 @@
 #include <set>
 
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
 #include "volcanic/api/status_macros.h"
 #include "volcanic/framework/node_search.h"
 
@@ -34,17 +33,6 @@ struct Session::Slot {
 };
 
 namespace {
-
-// Volcano's helpers.CompareTask index: the last "-" segment of a pod name
-// with at least three segments ("job-worker-3" -> 3), or the task-index
-// annotation when present.
-std::optional<int64_t> PodIndex(const TaskInfo& t) {
-  if (t.index >= 0) return t.index;
-  std::vector<absl::string_view> parts = absl::StrSplit(t.name, '-');
-  int64_t v;
-  if (parts.size() >= 3 && absl::SimpleAtoi(parts.back(), &v)) return v;
-  return std::nullopt;
-}
 
 template <typename T>
 bool CreationThenUid(const T& l, const T& r) {
@@ -231,8 +219,7 @@ bool Session::QueueOrder(const QueueInfo& l, const QueueInfo& r) const {
 
 bool Session::TaskOrder(const TaskInfo& l, const TaskInfo& r) const {
   if (int c = FirstNonZero(task_order_, l, r)) return c < 0;
-  auto li = PodIndex(l), ri = PodIndex(r);
-  if (li && ri && *li != *ri) return *li < *ri;
+  if (l.index >= 0 && r.index >= 0 && l.index != r.index) return l.index < r.index;
   return CreationThenUid(l, r);
 }
 

@@ -90,15 +90,14 @@ class NodeOrderPlugin : public Plugin {
     return static_cast<int64_t>((1 - std) * kMaxNodeScore);
   }
 
+  // Counted twice rather than stored: this runs once per refreshed node on
+  // the hot path, where an allocation would cost more than the count.
   void TaintScores(const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) const {
-    std::vector<int64_t> counts(nodes.size());
     int64_t max = 0;
+    for (const NodeInfo* n : nodes) max = std::max<int64_t>(max, t.placement->CountIntolerablePreferNoSchedule(n->taints));
     for (size_t i = 0; i < nodes.size(); ++i) {
-      counts[i] = t.placement->CountIntolerablePreferNoSchedule(nodes[i]->taints);
-      max = std::max(max, counts[i]);
-    }
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      int64_t s = max == 0 ? kMaxNodeScore : kMaxNodeScore - kMaxNodeScore * counts[i] / max;
+      int64_t count = max == 0 ? 0 : t.placement->CountIntolerablePreferNoSchedule(nodes[i]->taints);
+      int64_t s = max == 0 ? kMaxNodeScore : kMaxNodeScore - kMaxNodeScore * count / max;
       (*scores)[i] += static_cast<double>(s * w_.taint);
     }
   }

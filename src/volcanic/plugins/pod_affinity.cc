@@ -36,6 +36,8 @@ void PodAffinityFilter::Prepare(const TaskInfo& t) {
   if (prepared_for_ == &t && prepared_at_ == ssn_.changes()) return;
   prepared_for_ = &t;
   prepared_at_ = ssn_.changes();
+  concerned_ = Concerns(t);
+  if (!concerned_) return;
   const Placement& p = *t.placement;
   affinity_.assign(p.pod_affinity.size(), {});
   anti_affinity_.assign(p.pod_anti_affinity.size(), {});
@@ -68,6 +70,7 @@ void PodAffinityFilter::Prepare(const TaskInfo& t) {
 
 const char* PodAffinityFilter::Check(const TaskInfo& t, const NodeInfo& n) {
   Prepare(t);
+  if (!concerned_) return nullptr;
   const Placement& p = *t.placement;
   // The first pod of a group that selects itself may go anywhere.
   bool first_of_group = !any_affinity_match_ && MatchesAll(p.pod_affinity, t, ssn_.cache().NamespaceLabels(t.ns));

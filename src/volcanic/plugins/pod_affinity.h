@@ -36,6 +36,7 @@ class PodAffinityFilter {
   Session& ssn_;
   const TaskInfo* prepared_for_ = nullptr;
   uint64_t prepared_at_ = 0;
+  bool concerned_ = false;
   std::vector<DomainCounts> affinity_, anti_affinity_;  // per term of the task
   bool any_affinity_match_ = false;
   absl::flat_hash_set<std::pair<std::string, std::string>> forbidden_;  // (key, value) by existing pods
