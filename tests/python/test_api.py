@@ -156,3 +156,22 @@ def test_default_configuration_is_volcanos():
     d = volcanic.schedule([node("n1"), podgroup("pg", 1, phase="Pending"), pod("a", "pg")],
                           "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n", now=NOW)
     assert d.binds == {"ns/a": "n1"}
+
+
+def test_not_ready_and_overcommitted_nodes_are_left_out_of_the_session():
+    not_ready = node("sick")
+    not_ready["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    overfull = node("overfull", cpu="1")
+    hog = pod("hog", None, cpu="2", node_name="overfull", phase="Running")
+    hog["spec"]["schedulerName"] = "default-scheduler"
+    conf = "actions: allocate\ntiers:\n- plugins: [{name: gang}, {name: predicates}]\n"
+    d = volcanic.schedule([not_ready, overfull, hog, node("ok", cpu="1"), podgroup("pg", 2),
+                           pod("a", "pg"), pod("b", "pg")], conf, now=NOW)
+    assert d.binds == {}
+    # Only the ready node counts in "0/N" (reference §4.1: the snapshot skips not-ready nodes).
+    assert d.unschedulable["ns/b"] == "0/1 nodes are unavailable: 1 Insufficient cpu."
+
+
+def test_a_pod_its_queue_has_no_room_for_says_so():
+    d = volcanic.schedule([node("n1", cpu="1"), podgroup("pg", 1), pod("big", "pg", cpu="2")], now=NOW)
+    assert d.unschedulable["ns/big"] == "Queue <default> is overused when considering task <big>, ignore it."

@@ -8,6 +8,7 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "volcanic/actions/actions.h"
 #include "volcanic/actions/heap.h"
 #include "volcanic/framework/node_search.h"
@@ -40,7 +41,7 @@ class AllocateAction : public Action {
         if (enqueue_configured) continue;
         job->phase = "Inqueue";
       }
-      if (ssn.JobValid(*job)) continue;
+      if (ssn.JobInvalid(*job)) continue;
       const QueueInfo* q = ssn.FindQueue(job->queue);
       if (!q) continue;
       TaskList list = PendingTasks(ssn, *job);
@@ -83,7 +84,11 @@ class AllocateAction : public Action {
     Statement stmt(ssn);
     while (!tasks.Empty()) {
       TaskInfo* task = tasks.Pop();
-      if (!ssn.Allocatable(q, *task)) continue;
+      if (!ssn.Allocatable(q, *task)) {
+        ssn.NoteSkipped(*task, absl::StrCat("Queue <", q.name, "> is overused when considering task <", task->name,
+                                            ">, ignore it."));
+        continue;
+      }
       if (const FitErrors* role_errors = RoleErrors(ssn, *task)) {
         // Volcano skips a role that already failed predicates; its reason is
         // the role's.

@@ -13,7 +13,7 @@ class BackfillAction : public Action {
   void Execute(Session& ssn) override {
     std::vector<JobInfo*> jobs;
     for (const auto& [key, job] : ssn.jobs())
-      if (!job->IsPending() && job->pending_best_effort > 0 && !ssn.JobValid(*job)) jobs.push_back(job);
+      if (!job->IsPending() && job->pending_best_effort > 0 && !ssn.JobInvalid(*job)) jobs.push_back(job);
     std::sort(jobs.begin(), jobs.end(), [&](JobInfo* a, JobInfo* b) { return ssn.JobOrder(*a, *b); });
     for (JobInfo* job : jobs) {
       std::vector<TaskInfo*> tasks;

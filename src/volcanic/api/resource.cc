@@ -151,22 +151,22 @@ bool Resource::IsEmpty() const {
   return true;
 }
 
-Resource Resource::Min(const Resource& o) const {
+template <typename Op>
+Resource Resource::PerDimension(const Resource& o, Op op) const {
   Resource r;
   int n = Span(o);
-  r.fill_ = std::min(fill_, o.fill_);
+  r.fill_ = op(fill_, o.fill_);
   r.v_.resize(n, r.fill_);
-  for (int i = 0; i < n; ++i) r.v_[i] = std::min(Get(i), o.Get(i));
+  for (int i = 0; i < n; ++i) r.v_[i] = op(Get(i), o.Get(i));
   return r;
 }
 
+Resource Resource::Min(const Resource& o) const {
+  return PerDimension(o, [](int64_t a, int64_t b) { return std::min(a, b); });
+}
+
 Resource Resource::Max(const Resource& o) const {
-  Resource r;
-  int n = Span(o);
-  r.fill_ = std::max(fill_, o.fill_);
-  r.v_.resize(n, r.fill_);
-  for (int i = 0; i < n; ++i) r.v_[i] = std::max(Get(i), o.Get(i));
-  return r;
+  return PerDimension(o, [](int64_t a, int64_t b) { return std::max(a, b); });
 }
 
 Resource Resource::SubFloorZero(const Resource& o) const {

@@ -85,6 +85,9 @@ class Resource {
   std::vector<std::pair<std::string, std::string>> ToQuantities() const;
 
  private:
+  template <typename Op>
+  Resource PerDimension(const Resource& o, Op op) const;
+
   absl::InlinedVector<int64_t, 6> v_;
   int64_t fill_ = 0;
 };

@@ -223,7 +223,7 @@ bool Session::TaskOrder(const TaskInfo& l, const TaskInfo& r) const {
   return CreationThenUid(l, r);
 }
 
-std::optional<ValidateResult> Session::JobValid(const JobInfo& job) const {
+std::optional<ValidateResult> Session::JobInvalid(const JobInfo& job) const {
   for (const auto& tier : job_valid_)
     for (const auto& fn : tier)
       if (auto r = fn(job); r && !r->pass) return r;
@@ -342,6 +342,8 @@ void Session::AllocateAndDispatch(TaskInfo* t, NodeInfo* n) {
   for (const auto& [key, task] : t->job->tasks)
     if (task->status == TaskStatus::kAllocated) Bind(task);
 }
+
+void Session::NoteSkipped(const TaskInfo& t, std::string reason) { skipped_[t.key] = std::move(reason); }
 
 // Fit errors.
 void Session::SetFitErrors(const TaskInfo& t, FitErrors errors) {

@@ -114,7 +114,8 @@ class Session {
   bool JobOrder(const JobInfo& l, const JobInfo& r) const;  // l goes first
   bool TaskOrder(const TaskInfo& l, const TaskInfo& r) const;
   bool QueueOrder(const QueueInfo& l, const QueueInfo& r) const;
-  std::optional<ValidateResult> JobValid(const JobInfo& job) const;
+  // Volcano's JobValid: the first failed validation, or nullopt when valid.
+  std::optional<ValidateResult> JobInvalid(const JobInfo& job) const;
   bool JobReady(const JobInfo& job) const;
   bool JobPipelined(const JobInfo& job) const;
   bool JobStarving(const JobInfo& job) const;
@@ -142,6 +143,9 @@ class Session {
   // Volcano's Session.Allocate (backfill): allocate and bind once the job is ready.
   void AllocateAndDispatch(TaskInfo* t, NodeInfo* n);
 
+  // Why a task was not tried (e.g. its queue had no room); reported when
+  // nothing better explains it.
+  void NoteSkipped(const TaskInfo& t, std::string reason);
   // Why tasks did not fit, per job (Volcano's job.NodesFitErrors).
   void SetFitErrors(const TaskInfo& t, FitErrors errors);
   const FitErrors* FindFitErrors(const TaskInfo& t) const;
@@ -205,6 +209,7 @@ class Session {
   absl::flat_hash_set<const TaskInfo*> discarded_;  // allocations undone by Discard
   absl::flat_hash_map<const JobInfo*, std::vector<PodGroupCondition>> old_conditions_;
   std::vector<std::pair<const JobInfo*, std::string>> gang_unschedulable_;  // job -> message
+  absl::btree_map<std::string, std::string> skipped_;  // task key -> reason
   std::vector<std::pair<std::string, std::string>> binds_;
   std::vector<std::string> evictions_;
 };

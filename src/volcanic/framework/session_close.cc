@@ -126,6 +126,11 @@ void Session::WriteUnschedulable(Decisions* out) {
       TaskInfo* t = cache_.FindTask(task_key);
       if (t && t->status == TaskStatus::kPending) out->unschedulable[task_key] = fe.Error();
     }
+  for (const auto& [task_key, reason] : skipped_) {
+    TaskInfo* t = cache_.FindTask(task_key);
+    if (t && t->status == TaskStatus::kPending && !out->unschedulable.contains(task_key))
+      out->unschedulable[task_key] = reason;
+  }
   // Other pending tasks of a gang found unschedulable in this session (for
   // example tasks that fit but were given back because the gang did not):
   // the gang's reason, as Volcano puts it in their pod conditions.
