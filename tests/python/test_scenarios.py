@@ -43,11 +43,14 @@ def test_scenario(path: pathlib.Path) -> None:
     for key, conds in (expect.get("conditions") or {}).items():
         got = {c["type"]: c for c in d.podgroups[key]["conditions"]}
         for want in conds:
+            if want.get("absent"):
+                assert want["type"] not in got, (key, want["type"])
+                continue
             assert want["type"] in got, (key, want["type"])
             for field, value in want.items():
                 assert got[want["type"]][field] == value, (key, field)
     for key, reason in (expect.get("unschedulable") or {}).items():
-        assert d.unschedulable.get(key) == reason, key
+        assert d.unschedulable.get(key) == reason, key  # null: no reason at all
     for name, allocated in (expect.get("queues") or {}).items():
         assert d.queues[name]["allocated"] == allocated, name
 
