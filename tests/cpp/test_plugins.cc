@@ -181,7 +181,7 @@ TEST_CASE("configuration errors name the unknown thing and list the known ones")
           "plugin binpack: unknown argument \"binpack.wieght\"; known arguments: binpack.weight, binpack.cpu, "
           "binpack.memory, binpack.resources, binpack.resources.<name>");
   REQUIRE(bad(OneTier("allocate", R"({"name": "binpack", "arguments": {"binpack.weight": "heavy"}})")) ==
-          "plugin binpack: argument binpack.weight must be a number, got \"heavy\"");
+          "plugin binpack: argument binpack.weight must be a finite number, got \"heavy\"");
   REQUIRE(bad(OneTier("allocate", R"({"name": "gang", "enableJobOrdr": false})"))
               .find("unknown field \"enableJobOrdr\"") != std::string::npos);
 }

@@ -158,7 +158,7 @@ def test_default_configuration_is_volcanos():
     assert d.binds == {"ns/a": "n1"}
 
 
-def test_not_ready_and_overcommitted_nodes_are_left_out_of_the_session():
+def test_not_ready_nodes_are_left_out_and_overcommitted_ones_take_nothing():
     not_ready = node("sick")
     not_ready["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
     overfull = node("overfull", cpu="1")
@@ -168,8 +168,8 @@ def test_not_ready_and_overcommitted_nodes_are_left_out_of_the_session():
     d = volcanic.schedule([not_ready, overfull, hog, node("ok", cpu="1"), podgroup("pg", 2),
                            pod("a", "pg"), pod("b", "pg")], conf, now=NOW)
     assert d.binds == {}
-    # Only the ready node counts in "0/N" (reference §4.1: the snapshot skips not-ready nodes).
-    assert d.unschedulable["ns/b"] == "0/1 nodes are unavailable: 1 Insufficient cpu."
+    # The not-ready node is not counted in "0/N" (reference §4.1: the snapshot skips it).
+    assert d.unschedulable["ns/b"] == "0/2 nodes are unavailable: 2 Insufficient cpu."
 
 
 def test_a_pod_its_queue_has_no_room_for_says_so():

@@ -86,3 +86,23 @@ def test_pod_affinity_can_be_switched_off():
     conf = CONF.replace("{name: predicates}", "{name: predicates, arguments: {predicate.PodAffinityEnable: false}}")
     loner = _with(pod("x", "pg"), "podAffinity", _term("app", "db", "zone"), labels={"app": "other"})
     assert volcanic.schedule(_zone_nodes() + [podgroup("pg"), loner], conf, now=NOW).binds != {}
+
+
+def test_affinity_counts_only_pods_matching_every_term():
+    # kube-scheduler: an existing pod counts only if it matches all the affinity terms.
+    a = pod("a", None, node_name="n0", phase="Running", labels={"app": "a"})
+    b = pod("b", None, node_name="n1", phase="Running", labels={"tier": "b"})
+    new = _with(pod("new", "pg"), "podAffinity", _term("app", "a", "zone"), _term("tier", "b", "zone"))
+    d = volcanic.schedule(_zone_nodes() + [a, b, podgroup("pg"), new], CONF, now=NOW)
+    assert d.binds == {}
+    both = pod("both", None, node_name="n2", phase="Running", labels={"app": "a", "tier": "b"})
+    d = volcanic.schedule(_zone_nodes() + [a, b, both, podgroup("pg"), new], CONF, now=NOW)
+    assert d.binds["ns/new"] in {"n2", "n3"}
+
+
+def test_every_topology_key_must_be_on_the_node_even_for_the_first_pod():
+    unlabelled = node("plain")
+    first = _with(pod("w0", "pg"), "podAffinity", _term("app", "db", "zone"), labels={"app": "db"})
+    d = volcanic.schedule([unlabelled, podgroup("pg"), first], CONF, now=NOW)
+    assert d.binds == {}
+    assert d.unschedulable["ns/w0"] == "0/1 nodes are unavailable: 1 node(s) didn't match pod affinity rules."

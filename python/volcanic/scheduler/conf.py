@@ -27,6 +27,6 @@ def load_conf(conf: str | dict[str, Any] | None) -> str | None:
         raise ConfigError("scheduler configuration: must be a map with actions and tiers, "
                           f"got {type(conf).__name__}")
     try:
-        return json.dumps(conf)
+        return json.dumps(conf, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise ConfigError(f"scheduler configuration: {e}") from None

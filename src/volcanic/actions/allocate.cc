@@ -71,7 +71,7 @@ class AllocateAction : public Action {
   static TaskList PendingTasks(Session& ssn, const JobInfo& job) {
     TaskList list;
     for (const auto& [key, t] : job.tasks)
-      if (t->status == TaskStatus::kPending && !t->best_effort) list.tasks.push_back(t);
+      if (t->status == TaskStatus::kPending && !t->best_effort && !t->gated) list.tasks.push_back(t);
     std::sort(list.tasks.begin(), list.tasks.end(),
               [&](const TaskInfo* a, const TaskInfo* b) { return ssn.TaskOrder(*a, *b); });
     return list;
@@ -89,7 +89,7 @@ class AllocateAction : public Action {
                                             ">, ignore it."));
         continue;
       }
-      if (const FitErrors* role_errors = RoleErrors(ssn, *task)) {
+      if (const FitErrors* role_errors = ssn.RoleFitErrors(*task)) {
         // Volcano skips a role that already failed predicates; its reason is
         // the role's.
         ssn.SetFitErrors(*task, *role_errors);
@@ -118,14 +118,6 @@ class AllocateAction : public Action {
     if (ssn.JobReady(*job) || ssn.JobPipelined(*job)) return stmt;
     stmt.Discard();
     return std::nullopt;
-  }
-
-  static const FitErrors* RoleErrors(Session& ssn, const TaskInfo& task) {
-    if (!ssn.RoleFailed(task)) return nullptr;
-    for (const auto& [key, t] : task.job->tasks)
-      if (t->role == task.role)
-        if (const FitErrors* fe = ssn.FindFitErrors(*t)) return fe;
-    return nullptr;
   }
 
   bool indexing_;

@@ -18,7 +18,7 @@ class BackfillAction : public Action {
     for (JobInfo* job : jobs) {
       std::vector<TaskInfo*> tasks;
       for (const auto& [key, t] : job->tasks)
-        if (t->status == TaskStatus::kPending && t->best_effort) tasks.push_back(t);
+        if (t->status == TaskStatus::kPending && t->best_effort && !t->gated) tasks.push_back(t);
       std::sort(tasks.begin(), tasks.end(), [&](TaskInfo* a, TaskInfo* b) { return ssn.TaskOrder(*a, *b); });
       for (TaskInfo* task : tasks) {
         if (absl::Status pre = ssn.PrePredicate(*task); !pre.ok()) continue;

@@ -51,6 +51,8 @@ absl::StatusOr<std::optional<int64_t>> Fields::Int(const json& base, const std::
   if (!v) return std::optional<int64_t>();
   if (!v->is_number_integer())
     return Error(Join(path, key), absl::StrCat("must be an integer, got ", TypeName(*v)));
+  if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    return Error(Join(path, key), "out of range");
   return std::optional<int64_t>(v->get<int64_t>());
 }
 
@@ -113,7 +115,13 @@ absl::StatusOr<int64_t> QuantityFromJson(const json& value, ResourceId id) {
     return absl::InvalidArgumentError(
         absl::StrCat("a quantity must be a string or a number, got ", value.type_name()));
   }
-  return ResourceNames::IsBytes(id) ? ParseQuantity(text) : ParseMilliQuantity(text);
+  absl::StatusOr<int64_t> v = ResourceNames::IsBytes(id) ? ParseQuantity(text) : ParseMilliQuantity(text);
+  if (!v.ok()) return v;
+  // Requests and capacities are never negative (the API server rejects
+  // them), and values this large are reserved for "unlimited".
+  if (*v < 0) return absl::InvalidArgumentError(absl::StrCat("quantity \"", text, "\" must not be negative"));
+  if (*v >= kMaxQuantity) return absl::InvalidArgumentError(absl::StrCat("quantity \"", text, "\" is too large"));
+  return v;
 }
 
 }  // namespace volcanic

@@ -46,7 +46,13 @@ class Fields {
   std::string object_;
 };
 
-// One resource quantity (string or JSON number) in the unit of resource `id`.
+// Quantities at or above this are refused: 2^53 milli-units (9 peta-cores,
+// 8 PiB) is far beyond any node, keeps sums exact, and leaves
+// Resource::kInfinite to mean "unlimited".
+inline constexpr int64_t kMaxQuantity = int64_t{1} << 53;
+
+// One resource quantity (string or JSON number) in the unit of resource `id`;
+// negative or too large values are an error.
 absl::StatusOr<int64_t> QuantityFromJson(const json& value, ResourceId id);
 
 }  // namespace volcanic

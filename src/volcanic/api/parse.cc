@@ -12,7 +12,6 @@ namespace {
 
 constexpr char kGroupNameAnnotation[] = "scheduling.k8s.io/group-name";
 constexpr char kTaskSpecKey[] = "volcano.sh/task-spec";
-constexpr char kTaskIndexKey[] = "volcano.sh/task-index";
 constexpr char kTaskPriorityKey[] = "volcano.sh/task-priority";
 constexpr char kPreemptableKey[] = "volcano.sh/preemptable";
 // kube-scheduler's defaults for containers without requests, used in scoring.
@@ -226,7 +225,8 @@ absl::Status ParseContainers(const json& spec, const Fields& f, TaskInfo& t, Pla
     for (size_t j = 0; j < ports->size(); ++j) {
       std::string pp = absl::StrCat(path, ".ports[", j, "]");
       ASSIGN_OR_RETURN(auto host_port, f.Int((*ports)[j], "hostPort", pp));
-      if (!host_port || *host_port <= 0) continue;
+      if (!host_port || *host_port == 0) continue;
+      if (*host_port < 0 || *host_port > 65535) return f.Error(pp + ".hostPort", "must be in [1, 65535]");
       ASSIGN_OR_RETURN(auto protocol, f.String((*ports)[j], "protocol", pp));
       ASSIGN_OR_RETURN(auto host_ip, f.String((*ports)[j], "hostIP", pp));
       std::string ip = host_ip.value_or("");
@@ -309,6 +309,8 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   RETURN_IF_ERROR(ParseNodeAffinity(*spec, f, *placement));
   RETURN_IF_ERROR(ParseTolerations(*spec, f, *placement));
 
+  ASSIGN_OR_RETURN(const json* gates, f.Array(*spec, "schedulingGates", "spec"));
+  t.gated = !gates->empty();
   ASSIGN_OR_RETURN(auto scheduler, f.String(*spec, "schedulerName", "spec"));
   ASSIGN_OR_RETURN(auto node_name, f.String(*spec, "nodeName", "spec"));
   ASSIGN_OR_RETURN(auto priority, f.Int(*spec, "priority", "spec"));
@@ -328,15 +330,12 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   t.preemption_policy = policy.value_or("PreemptLowerPriority");
   if (const std::string* v = AnnotationOrLabel(m, kPreemptableKey)) t.preemptable = *v != "false";
   if (const std::string* v = AnnotationOrLabel(m, kTaskSpecKey)) t.role = *v;
-  // Volcano's helpers.CompareTask index: the task-index annotation, else the
-  // last "-" segment of a name with at least three ("job-worker-3" -> 3).
+  // Volcano's helpers.CompareTask index: the last "-" segment of a name with
+  // at least three ("job-worker-3" -> 3).
   int64_t idx;
-  if (const std::string* v = AnnotationOrLabel(m, kTaskIndexKey); v && absl::SimpleAtoi(*v, &idx)) {
+  if (std::vector<absl::string_view> parts = absl::StrSplit(m.name, '-');
+      parts.size() >= 3 && absl::SimpleAtoi(parts.back(), &idx))
     t.index = idx;
-  } else if (std::vector<absl::string_view> parts = absl::StrSplit(m.name, '-');
-             parts.size() >= 3 && absl::SimpleAtoi(parts.back(), &idx)) {
-    t.index = idx;
-  }
 
   ASSIGN_OR_RETURN(const json* status, f.Find(obj, "status", ""));
   std::string phase = "Pending";
@@ -357,14 +356,9 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   }
   t.labels = std::move(m.labels);
   t.annotations = std::move(m.annotations);
-  // Requests by resource id, then the placement constraints as JSON.
+  // Requests by resource id, then the placement constraints.
   for (int i = 0; i < t.resreq.Size(); ++i) absl::StrAppend(&t.class_key, t.resreq.Get(i), ",");
-  absl::StrAppend(&t.class_key, "|", t.nonzero_cpu, "|", t.nonzero_mem, "|",
-                             spec->value("nodeSelector", json()).dump(), "|",
-                             spec->contains("affinity") ? (*spec)["affinity"].dump() : "",
-                             "|", spec->value("tolerations", json()).dump());
-  for (const auto& hp : placement->host_ports)
-    absl::StrAppend(&t.class_key, "|", hp.protocol, ":", hp.host_ip, ":", hp.port);
+  absl::StrAppend(&t.class_key, "|", t.nonzero_cpu, "|", t.nonzero_mem, "|", placement->Key());
   t.placement = std::move(placement);
   return t;
 }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 
 namespace volcanic {
 namespace {
@@ -28,7 +29,80 @@ bool RequirementMatches(const NodeSelectorRequirement& r, const std::string* val
   return false;
 }
 
+// Length-prefixed, so no value can fake a separator.
+void Put(std::string* out, const std::string& s) { absl::StrAppend(out, s.size(), ":", s); }
+
+void PutRequirements(std::string* out, const std::vector<NodeSelectorRequirement>& reqs) {
+  absl::StrAppend(out, "[", reqs.size());
+  for (const auto& r : reqs) {
+    Put(out, r.key);
+    Put(out, r.op);
+    absl::StrAppend(out, "(", r.values.size());
+    for (const auto& v : r.values) Put(out, v);
+  }
+}
+
+void PutLabels(std::string* out, const Labels& labels) {
+  absl::StrAppend(out, "{", labels.size());
+  for (const auto& [k, v] : labels) {
+    Put(out, k);
+    Put(out, v);
+  }
+}
+
+void PutSelector(std::string* out, const std::optional<LabelSelector>& sel) {
+  if (!sel) {
+    out->append("-");
+    return;
+  }
+  PutLabels(out, sel->match_labels);
+  PutRequirements(out, sel->match_expressions);
+}
+
+void PutPodTerms(std::string* out, const std::vector<PodAffinityTerm>& terms) {
+  absl::StrAppend(out, "<", terms.size());
+  for (const auto& t : terms) {
+    PutSelector(out, t.selector);
+    PutSelector(out, t.namespace_selector);
+    absl::StrAppend(out, "(", t.namespaces.size());
+    for (const auto& ns : t.namespaces) Put(out, ns);
+    Put(out, t.topology_key);
+  }
+}
+
 }  // namespace
+
+std::string Placement::Key() const {
+  std::string out;
+  PutLabels(&out, node_selector);
+  absl::StrAppend(&out, "|", required_terms.size());
+  for (const auto& t : required_terms) {
+    PutRequirements(&out, t.match_expressions);
+    PutRequirements(&out, t.match_fields);
+  }
+  absl::StrAppend(&out, "|", preferred_terms.size());
+  for (const auto& p : preferred_terms) {
+    absl::StrAppend(&out, p.weight);
+    PutRequirements(&out, p.term.match_expressions);
+    PutRequirements(&out, p.term.match_fields);
+  }
+  absl::StrAppend(&out, "|", tolerations.size());
+  for (const auto& t : tolerations) {
+    Put(&out, t.key);
+    Put(&out, t.op);
+    Put(&out, t.value);
+    Put(&out, t.effect);
+  }
+  absl::StrAppend(&out, "|", host_ports.size());
+  for (const auto& h : host_ports) {
+    Put(&out, h.protocol);
+    Put(&out, h.host_ip);
+    absl::StrAppend(&out, h.port);
+  }
+  PutPodTerms(&out, pod_affinity);
+  PutPodTerms(&out, pod_anti_affinity);
+  return out;
+}
 
 bool TermMatches(const NodeSelectorTerm& term, const std::string& node_name,
                  const Labels& labels) {

@@ -74,6 +74,9 @@ struct Placement {
   std::vector<HostPort> host_ports;
   std::vector<PodAffinityTerm> pod_affinity, pod_anti_affinity;  // required terms
 
+  // An unambiguous encoding of every field: equal keys, equal placements.
+  std::string Key() const;
+
   bool MatchesNodeSelectorAndAffinity(const std::string& node_name,
                                       const Labels& node_labels) const;
   // The first NoSchedule/NoExecute taint not tolerated, or nullptr.

@@ -81,6 +81,7 @@ struct TaskInfo {
   std::string observed_node;
   Assumed assumed = Assumed::kNone;
   bool terminating = false;  // deletionTimestamp set
+  bool gated = false;        // spec.schedulingGates not empty: not scheduled yet
 };
 
 struct NodeInfo {
@@ -101,8 +102,10 @@ struct NodeInfo {
   uint64_t version = 0;  // bumped on every accounting change
   int index = -1;        // position in the session's node list, -1 outside one
 
-  // Volcano's NodeInfo.Ready(): the Ready condition holds and usage fits.
-  bool Ready() const { return has_object && ready_condition && used.LessEqual(allocatable); }
+  // Volcano's NodeInfo.Ready(): the node exists and its Ready condition is
+  // not False. A node using more than it has (pods of other schedulers) stays
+  // in, as in current Volcano, which only logs it; nothing more fits there.
+  bool Ready() const { return has_object && ready_condition; }
   Resource FutureIdle() const { return idle + releasing - pipelined; }
   bool FitsIdle(const Resource& req) const { return req.LessEqual(idle); }
   // req <= FutureIdle without building it; on failure *short_of is the first

@@ -2,6 +2,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <mutex>
 #include <optional>
 
 #include "volcanic/api/errors.h"
@@ -71,13 +72,21 @@ SchedulerConf ConfFrom(const std::optional<std::string>& conf_json) {
   return *std::move(conf);
 }
 
+// One Scheduler may be used from several Python threads: a session runs
+// without the GIL, so every use of the cache takes `mu_` (with the GIL
+// released while waiting, so other Python threads run meanwhile).
 class PyScheduler {
  public:
   explicit PyScheduler(const std::optional<std::string>& conf_json) : s_(ConfFrom(conf_json)) {}
 
   bool Upsert(const py::handle& obj) {
     nlohmann::json j = ToJson(obj);
-    auto r = s_.cache().Upsert(j);
+    absl::StatusOr<bool> r;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mu_);
+      r = s_.cache().Upsert(j);
+    }
     Check(r.status());
     return *r;
   }
@@ -89,11 +98,22 @@ class PyScheduler {
   }
 
   void Delete(const std::string& kind, const std::string& name, const std::optional<std::string>& ns) {
-    Check(s_.cache().Delete(kind, name, ns.value_or("")));
+    absl::Status st;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mu_);
+      st = s_.cache().Delete(kind, name, ns.value_or(""));
+    }
+    Check(st);
   }
 
   void Forget(const std::string& key) {
-    absl::Status st = s_.cache().Forget(key);
+    absl::Status st;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mu_);
+      st = s_.cache().Forget(key);
+    }
     if (absl::IsNotFound(st)) throw py::key_error(std::string(st.message()));
     Check(st);
   }
@@ -101,7 +121,8 @@ class PyScheduler {
   py::dict RunOnce(int64_t now_ms) {
     absl::StatusOr<Decisions> d;
     {
-      py::gil_scoped_release release;  // long sessions let other threads run
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mu_);
       d = s_.RunOnce(now_ms);
     }
     Check(d.status());
@@ -109,6 +130,7 @@ class PyScheduler {
   }
 
  private:
+  std::mutex mu_;
   Scheduler s_;
 };
 

@@ -13,14 +13,27 @@ namespace {
   throw py::error_already_set();
 }
 
-nlohmann::json Convert(const py::handle& obj, const std::string& path) {
+// Where a value sits, as a chain of parents, so the text of a path is built
+// only when there is an error to report.
+struct Path {
+  const Path* parent;
+  std::string key;  // ".name" or "[3]"
+  std::string Text() const {
+    std::string prefix = parent ? parent->Text() : "";
+    std::string out = prefix + key;
+    return out.empty() ? "object" : (out[0] == '.' ? out.substr(1) : out);
+  }
+};
+
+nlohmann::json Convert(const py::handle& obj, const Path& path, int depth) {
+  if (depth > kMaxDepth) RaiseInvalid(path.Text() + ": nested deeper than " + std::to_string(kMaxDepth) + " levels");
   if (obj.is_none()) return nullptr;
   if (py::isinstance<py::bool_>(obj)) return obj.cast<bool>();
   if (py::isinstance<py::int_>(obj)) {
     try {
       return obj.cast<int64_t>();
     } catch (const py::cast_error&) {
-      RaiseInvalid(path + ": integer out of range");
+      RaiseInvalid(path.Text() + ": integer out of range");
     }
   }
   if (py::isinstance<py::float_>(obj)) return obj.cast<double>();
@@ -28,20 +41,34 @@ nlohmann::json Convert(const py::handle& obj, const std::string& path) {
   if (py::isinstance<py::dict>(obj)) {
     nlohmann::json out = nlohmann::json::object();
     for (auto item : obj.cast<py::dict>()) {
-      if (!py::isinstance<py::str>(item.first)) RaiseInvalid(path + ": keys must be strings");
+      if (!py::isinstance<py::str>(item.first)) RaiseInvalid(path.Text() + ": keys must be strings");
       std::string key = item.first.cast<std::string>();
-      out[key] = Convert(item.second, path.empty() ? key : path + "." + key);
+      out[key] = Convert(item.second, Path{&path, "." + key}, depth + 1);
     }
     return out;
   }
   if (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
     nlohmann::json out = nlohmann::json::array();
     size_t i = 0;
-    for (auto item : obj) out.push_back(Convert(item, path + "[" + std::to_string(i++) + "]"));
+    for (auto item : obj) out.push_back(Convert(item, Path{&path, "[" + std::to_string(i++) + "]"}, depth + 1));
     return out;
   }
-  RaiseInvalid((path.empty() ? std::string("object") : path) + ": unsupported type " +
-               std::string(py::str(obj.get_type().attr("__name__"))));
+  RaiseInvalid(path.Text() + ": unsupported type " + std::string(py::str(obj.get_type().attr("__name__"))));
+}
+
+// Depth of a parsed JSON value, without recursion.
+int Depth(const nlohmann::json& j) {
+  std::vector<std::pair<const nlohmann::json*, int>> todo = {{&j, 1}};
+  int max = 0;
+  while (!todo.empty()) {
+    auto [v, d] = todo.back();
+    todo.pop_back();
+    max = std::max(max, d);
+    if (max > kMaxDepth) return max;
+    if (v->is_structured())
+      for (const auto& child : *v) todo.emplace_back(&child, d + 1);
+  }
+  return max;
 }
 
 }  // namespace
@@ -51,35 +78,10 @@ nlohmann::json ToJson(const py::handle& obj) {
     std::string text = obj.cast<std::string>();
     nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) RaiseInvalid("object: not valid JSON text");
+    if (Depth(j) > kMaxDepth) RaiseInvalid("object: nested deeper than " + std::to_string(kMaxDepth) + " levels");
     return j;
   }
-  return Convert(obj, "");
-}
-
-py::object FromJson(const nlohmann::json& j) {
-  switch (j.type()) {
-    case nlohmann::json::value_t::null:
-      return py::none();
-    case nlohmann::json::value_t::boolean:
-      return py::bool_(j.get<bool>());
-    case nlohmann::json::value_t::number_integer:
-    case nlohmann::json::value_t::number_unsigned:
-      return py::int_(j.get<int64_t>());
-    case nlohmann::json::value_t::number_float:
-      return py::float_(j.get<double>());
-    case nlohmann::json::value_t::string:
-      return py::str(j.get<std::string>());
-    case nlohmann::json::value_t::array: {
-      py::list out;
-      for (const auto& v : j) out.append(FromJson(v));
-      return out;
-    }
-    default: {
-      py::dict out;
-      for (const auto& [k, v] : j.items()) out[py::str(k)] = FromJson(v);
-      return out;
-    }
-  }
+  return Convert(obj, Path{nullptr, ""}, 1);
 }
 
 void Raise(const absl::Status& status) {

@@ -1,4 +1,4 @@
-// Python objects <-> nlohmann::json, and absl::Status -> Python exceptions.
+// Python objects -> nlohmann::json, and absl::Status -> Python exceptions.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -10,10 +10,14 @@ namespace volcanic::bindings {
 
 namespace py = pybind11;
 
-// A dict/list/str/int/float/bool/None tree as JSON; anything else raises
-// volcanic.InvalidObject naming the path. Also accepts JSON text or bytes.
+// Deeper objects are refused: no Kubernetes object nests anywhere near this,
+// and recursion on hostile input must not exhaust the stack.
+inline constexpr int kMaxDepth = 64;
+
+// A dict/list/tuple/str/int/float/bool/None tree as JSON, or JSON text or
+// bytes. Anything else, or nesting deeper than kMaxDepth, raises
+// volcanic.InvalidObject naming the path.
 nlohmann::json ToJson(const py::handle& obj);
-py::object FromJson(const nlohmann::json& j);
 
 // Raises volcanic.InvalidObject or volcanic.ConfigError (by status code), or
 // RuntimeError for anything else.

@@ -1,6 +1,7 @@
 #include "volcanic/framework/conf.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -35,10 +36,11 @@ absl::Status Arguments::TypeError(const std::string& key, const char* want) cons
 absl::StatusOr<double> Arguments::Float(const std::string& key, double def) const {
   if (!args_.contains(key)) return def;
   const json& v = args_[key];
-  double out;
-  if (v.is_number()) return v.get<double>();
-  if (v.is_string() && absl::SimpleAtod(v.get<std::string>(), &out)) return out;
-  return TypeError(key, "a number");
+  double out = 0;
+  bool parsed = v.is_number() || (v.is_string() && absl::SimpleAtod(v.get<std::string>(), &out));
+  if (v.is_number()) out = v.get<double>();
+  if (!parsed || !std::isfinite(out)) return TypeError(key, "a finite number");
+  return out;
 }
 
 absl::StatusOr<int64_t> Arguments::Int(const std::string& key, int64_t def) const {

@@ -1,7 +1,6 @@
 #include "volcanic/framework/session.h"
 
 #include <chrono>
-#include <set>
 
 #include "absl/strings/numbers.h"
 #include "volcanic/api/status_macros.h"
@@ -52,12 +51,10 @@ Session::~Session() {
 Session::Slot& Session::SlotFor(const std::string& plugin) {
   for (auto& s : slots_)
     if (s->name == plugin) return *s;
-  // A plugin registering under another name gets a slot of its own in the
-  // last tier, enabled for everything.
-  slots_.push_back(std::make_unique<Slot>());
-  slots_.back()->name = plugin;
-  slots_.back()->tier = conf_.tiers.empty() ? 0 : static_cast<int>(conf_.tiers.size()) - 1;
-  return *slots_.back();
+  // Callbacks registered under a name the configuration does not list are
+  // not part of this session: they land in a slot nothing reads.
+  unlisted_ = std::make_unique<Slot>();
+  return *unlisted_;
 }
 
 template <typename F>
@@ -141,9 +138,15 @@ void Session::ClosePlugins() {
 }
 
 void Session::ResolvePriorities() {
+  // With several global defaults (the API server allows only one), the
+  // first by name wins, so the result does not depend on hash order.
   int32_t default_priority = 0;
+  const std::string* default_name = nullptr;
   for (const auto& [name, pc] : cache_.priority_classes())
-    if (pc.global_default) default_priority = pc.value;
+    if (pc.global_default && (!default_name || name < *default_name)) {
+      default_priority = pc.value;
+      default_name = &name;
+    }
   for (auto& [key, job] : jobs_) {
     auto it = cache_.priority_classes().find(job->priority_class_name);
     job->priority = it == cache_.priority_classes().end() ? default_priority : it->second.value;
@@ -306,6 +309,7 @@ void Session::PipelineTask(TaskInfo* t, NodeInfo* n) {
 }
 
 void Session::EvictTask(TaskInfo* t) {
+  evicted_.emplace_back(t, t->status);
   SetTaskStatus(t, TaskStatus::kReleasing);
   for (auto& [_, on_deallocate] : event_handlers_)
     if (on_deallocate) on_deallocate(*t);
@@ -347,36 +351,35 @@ void Session::NoteSkipped(const TaskInfo& t, std::string reason) { skipped_[t.ke
 
 // Fit errors.
 void Session::SetFitErrors(const TaskInfo& t, FitErrors errors) {
-  fit_errors_[t.job][t.key] = std::move(errors);
+  JobFits& fits = fit_errors_[t.job];
+  fits.by_task[t.key] = std::move(errors);
+  fits.first_by_role.try_emplace(t.role, t.key);
 }
 
 const FitErrors* Session::FindFitErrors(const TaskInfo& t) const {
   auto j = fit_errors_.find(t.job);
   if (j == fit_errors_.end()) return nullptr;
-  auto it = j->second.find(t.key);
-  return it == j->second.end() ? nullptr : &it->second;
+  auto it = j->second.by_task.find(t.key);
+  return it == j->second.by_task.end() ? nullptr : &it->second;
 }
 
-bool Session::RoleFailed(const TaskInfo& t) const {
-  if (t.role.empty()) return false;
+const FitErrors* Session::RoleFitErrors(const TaskInfo& t) const {
+  if (t.role.empty()) return nullptr;  // Volcano caches only tasks with a role
   auto j = fit_errors_.find(t.job);
-  if (j == fit_errors_.end()) return false;
-  for (const auto& [key, _] : j->second) {
-    auto task = t.job->tasks.find(key);
-    if (task != t.job->tasks.end() && task->second->role == t.role) return true;
-  }
-  return false;
+  if (j == fit_errors_.end()) return nullptr;
+  auto first = j->second.first_by_role.find(t.role);
+  return first == j->second.first_by_role.end() ? nullptr : &j->second.by_task.at(first->second);
 }
 
 // Volcano's JobInfo.NeedContinueAllocating: after a task fits no node, keep
 // allocating the job's other tasks only if the gang can still be met.
+// O(1) for jobs without minTaskMember.
 bool Session::NeedContinueAllocating(const JobInfo& job) const {
   if (job.min_available == static_cast<int>(job.tasks.size())) return false;
-  std::set<std::string> failed;
+  if (job.min_task_member.empty()) return true;
   auto j = fit_errors_.find(&job);
-  if (j != fit_errors_.end())
-    for (const auto& [key, _] : j->second)
-      if (auto it = job.tasks.find(key); it != job.tasks.end()) failed.insert(it->second->role);
+  if (j == fit_errors_.end()) return true;
+  const auto& failed = j->second.first_by_role;
   int min_total = 0;
   for (const auto& [role, n] : job.min_task_member) min_total += n;
   if (job.min_available < min_total) {
@@ -390,7 +393,7 @@ bool Session::NeedContinueAllocating(const JobInfo& job) const {
     if (In(t->status, kAllocatedMask | Mask(TaskStatus::kSucceeded)) ||
         (t->status == TaskStatus::kPending && t->best_effort))
       ++allocated[t->role];
-  for (const std::string& role : failed) {
+  for (const auto& [role, first] : failed) {
     auto it = job.min_task_member.find(role);
     if (it == job.min_task_member.end() || it->second == 0) continue;
     if (allocated[role] < it->second) return false;

@@ -149,8 +149,9 @@ class Session {
   // Why tasks did not fit, per job (Volcano's job.NodesFitErrors).
   void SetFitErrors(const TaskInfo& t, FitErrors errors);
   const FitErrors* FindFitErrors(const TaskInfo& t) const;
-  // Roles of the job with a task that failed predicates (FitFailedRoles).
-  bool RoleFailed(const TaskInfo& t) const;
+  // The fit errors of the first task of t's role (a non-empty role) that
+  // fit no node in this session: Volcano skips the rest of the role.
+  const FitErrors* RoleFitErrors(const TaskInfo& t) const;
   bool NeedContinueAllocating(const JobInfo& job) const;
 
   // Volcano's UpdatePodGroupCondition: replaces the condition of the same
@@ -183,6 +184,7 @@ class Session {
   absl::btree_map<std::string, const QueueInfo*> queues_;
   Resource total_resource_;
   std::vector<std::unique_ptr<Slot>> slots_;
+  std::unique_ptr<Slot> unlisted_;
   std::vector<std::pair<std::unique_ptr<Action>, std::string>> actions_;
 
   // Combined callbacks, built after OnSessionOpen.
@@ -204,8 +206,13 @@ class Session {
   std::vector<std::pair<TaskEventFn, TaskEventFn>> event_handlers_;
 
   std::unique_ptr<NodeSearch> node_search_;
-  absl::flat_hash_map<const JobInfo*, absl::btree_map<std::string, FitErrors>> fit_errors_;
+  struct JobFits {
+    absl::btree_map<std::string, FitErrors> by_task;     // task key -> errors
+    std::map<std::string, std::string> first_by_role;  // role -> first failing task key
+  };
+  absl::flat_hash_map<const JobInfo*, JobFits> fit_errors_;
   std::vector<TaskInfo*> touched_;  // tasks this session allocated or pipelined
+  std::vector<std::pair<TaskInfo*, TaskStatus>> evicted_;  // evictions and the status before
   absl::flat_hash_set<const TaskInfo*> discarded_;  // allocations undone by Discard
   absl::flat_hash_map<const JobInfo*, std::vector<PodGroupCondition>> old_conditions_;
   std::vector<std::pair<const JobInfo*, std::string>> gang_unschedulable_;  // job -> message

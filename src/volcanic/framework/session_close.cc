@@ -64,8 +64,8 @@ std::string Session::JobFitError(const JobInfo& job) const {
   }
   // Volcano names a random task here; the first by name is as good and stable.
   auto j = fit_errors_.find(&job);
-  if (j != fit_errors_.end() && !j->second.empty()) {
-    const auto& [key, errors] = *j->second.begin();
+  if (j != fit_errors_.end() && !j->second.by_task.empty()) {
+    const auto& [key, errors] = *j->second.by_task.begin();
     auto t = job.tasks.find(key);
     std::string name = t != job.tasks.end() ? t->second->name : key;
     absl::StrAppend(&msg, ". Origin reason is ", name, ": ", errors.Error());
@@ -118,11 +118,16 @@ void Session::RevertUncommitted() {
     if (t->status == TaskStatus::kAllocated || t->status == TaskStatus::kPipelined)
       PlaceTask(t, nullptr, TaskStatus::kPending);
   touched_.clear();
+  // Evictions of statements never committed nor discarded.
+  for (auto it = evicted_.rbegin(); it != evicted_.rend(); ++it)
+    if (it->first->status == TaskStatus::kReleasing && it->first->assumed != Assumed::kEvict)
+      SetTaskStatus(it->first, it->second);
+  evicted_.clear();
 }
 
 void Session::WriteUnschedulable(Decisions* out) {
-  for (const auto& [key, errors] : fit_errors_)
-    for (const auto& [task_key, fe] : errors) {
+  for (const auto& [job, fits] : fit_errors_)
+    for (const auto& [task_key, fe] : fits.by_task) {
       TaskInfo* t = cache_.FindTask(task_key);
       if (t && t->status == TaskStatus::kPending) out->unschedulable[task_key] = fe.Error();
     }

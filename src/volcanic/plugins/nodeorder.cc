@@ -20,14 +20,16 @@ struct Weights {
   int64_t least = 1, most = 0, affinity = 2, balanced = 1, taint = 3;
 };
 
+// kube-scheduler's integer formulas; 128-bit products so large nodes
+// cannot overflow.
 int64_t LeastScore(int64_t requested, int64_t capacity) {
   if (capacity <= 0 || requested > capacity) return 0;
-  return (capacity - requested) * kMaxNodeScore / capacity;
+  return static_cast<int64_t>(static_cast<__int128>(capacity - requested) * kMaxNodeScore / capacity);
 }
 
 int64_t MostScore(int64_t requested, int64_t capacity) {
   if (capacity <= 0) return 0;
-  return std::min(requested, capacity) * kMaxNodeScore / capacity;
+  return static_cast<int64_t>(static_cast<__int128>(std::min(requested, capacity)) * kMaxNodeScore / capacity);
 }
 
 class NodeOrderPlugin : public Plugin {

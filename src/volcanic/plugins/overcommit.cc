@@ -27,7 +27,8 @@ class OvercommitPlugin : public Plugin {
       double factor = factor_;
       for (const auto& [r, f] : per_resource_)
         if (r == i) factor = f;
-      idle_.Set(i, static_cast<int64_t>(static_cast<double>(total.Get(i)) * factor) - used.Get(i));
+      double inflated = std::min(static_cast<double>(total.Get(i)) * factor, static_cast<double>(Resource::kInfinite));
+      idle_.Set(i, static_cast<int64_t>(inflated) - used.Get(i));
     }
     for (const auto& [key, job] : ssn.jobs()) {
       if (!job->min_resources) continue;

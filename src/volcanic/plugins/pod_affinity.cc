@@ -1,5 +1,6 @@
 #include "volcanic/plugins/pod_affinity.h"
 
+#include "absl/container/flat_hash_set.h"
 #include "volcanic/framework/session.h"
 
 namespace volcanic {
@@ -10,26 +11,26 @@ const std::string* Label(const NodeInfo& n, const std::string& key) {
   return it == n.labels.end() ? nullptr : &it->second;
 }
 
-bool MatchesAll(const std::vector<PodAffinityTerm>& terms, const TaskInfo& t, const Labels& ns_labels) {
-  for (const auto& term : terms)
-    if (!term.MatchesPod(t.ns, t.ns, t.labels, ns_labels)) return false;
-  return true;
-}
-
 }  // namespace
 
-bool PodAffinityFilter::ExistingTermMatches(const TaskInfo& existing, const PodAffinityTerm& term,
-                                            const TaskInfo& t) const {
-  return term.MatchesPod(existing.ns, t.ns, t.labels, ssn_.cache().NamespaceLabels(t.ns));
+PodAffinityFilter::PodAffinityFilter(Session& ssn) : ssn_(ssn) {
+  // Pods of one class share their terms: keep each (class, namespace) once.
+  absl::flat_hash_set<std::pair<int32_t, std::string>> seen;
+  for (const TaskInfo* e : ssn_.cache().anti_affinity_tasks())
+    if (seen.emplace(e->class_id, e->ns).second)
+      for (const auto& term : e->placement->pod_anti_affinity) anti_terms_.push_back({e->ns, &term});
 }
 
-bool PodAffinityFilter::Concerns(const TaskInfo& t) const {
+bool PodAffinityFilter::Concerns(const TaskInfo& t) {
+  auto [it, inserted] = concerns_.try_emplace(&t, false);
+  if (!inserted) return it->second;
   const Placement& p = *t.placement;
-  if (!p.pod_affinity.empty() || !p.pod_anti_affinity.empty()) return true;
-  for (const TaskInfo* e : ssn_.cache().anti_affinity_tasks())
-    for (const auto& term : e->placement->pod_anti_affinity)
-      if (ExistingTermMatches(*e, term, t)) return true;
-  return false;
+  bool concerned = !p.pod_affinity.empty() || !p.pod_anti_affinity.empty();
+  const Labels& ns_labels = ssn_.cache().NamespaceLabels(t.ns);
+  for (size_t i = 0; !concerned && i < anti_terms_.size(); ++i)
+    concerned = anti_terms_[i].term->MatchesPod(anti_terms_[i].owner_ns, t.ns, t.labels, ns_labels);
+  it->second = concerned;
+  return concerned;
 }
 
 void PodAffinityFilter::Prepare(const TaskInfo& t) {
@@ -39,31 +40,32 @@ void PodAffinityFilter::Prepare(const TaskInfo& t) {
   concerned_ = Concerns(t);
   if (!concerned_) return;
   const Placement& p = *t.placement;
-  affinity_.assign(p.pod_affinity.size(), {});
+  affinity_.clear();
   anti_affinity_.assign(p.pod_anti_affinity.size(), {});
-  any_affinity_match_ = false;
   forbidden_.clear();
-  auto count = [&](const std::vector<PodAffinityTerm>& terms, std::vector<DomainCounts>& out,
-                   const NodeInfo& n, const TaskInfo& other, bool* any) {
-    for (size_t i = 0; i < terms.size(); ++i) {
-      if (!terms[i].MatchesPod(t.ns, other.ns, other.labels, ssn_.cache().NamespaceLabels(other.ns))) continue;
-      if (any) *any = true;
-      if (const std::string* v = Label(n, terms[i].topology_key)) ++out[i][*v];
-    }
+  auto matches = [&](const PodAffinityTerm& term, const TaskInfo& other) {
+    return term.MatchesPod(t.ns, other.ns, other.labels, ssn_.cache().NamespaceLabels(other.ns));
   };
-  bool has_terms = !p.pod_affinity.empty() || !p.pod_anti_affinity.empty();
-  for (NodeInfo* n : ssn_.nodes()) {
-    if (!has_terms) break;
-    for (const auto& [key, other] : n->tasks) {
-      if (other == &t) continue;
-      count(p.pod_affinity, affinity_, *n, *other, &any_affinity_match_);
-      count(p.pod_anti_affinity, anti_affinity_, *n, *other, nullptr);
+  if (!p.pod_affinity.empty() || !p.pod_anti_affinity.empty()) {
+    for (NodeInfo* n : ssn_.nodes()) {
+      for (const auto& [key, other] : n->tasks) {
+        if (other == &t) continue;
+        bool all = !p.pod_affinity.empty();
+        for (const auto& term : p.pod_affinity) all = all && matches(term, *other);
+        if (all)
+          for (const auto& term : p.pod_affinity)
+            if (const std::string* v = Label(*n, term.topology_key)) ++affinity_[{term.topology_key, *v}];
+        for (size_t i = 0; i < p.pod_anti_affinity.size(); ++i)
+          if (matches(p.pod_anti_affinity[i], *other))
+            if (const std::string* v = Label(*n, p.pod_anti_affinity[i].topology_key)) anti_affinity_[i].insert(*v);
+      }
     }
   }
+  const Labels& ns_labels = ssn_.cache().NamespaceLabels(t.ns);
   for (const TaskInfo* e : ssn_.cache().anti_affinity_tasks()) {
     if (e == &t || !e->node || e->node->index < 0) continue;
     for (const auto& term : e->placement->pod_anti_affinity)
-      if (ExistingTermMatches(*e, term, t))
+      if (term.MatchesPod(e->ns, t.ns, t.labels, ns_labels))
         if (const std::string* v = Label(*e->node, term.topology_key)) forbidden_.emplace(term.topology_key, *v);
   }
 }
@@ -72,13 +74,20 @@ const char* PodAffinityFilter::Check(const TaskInfo& t, const NodeInfo& n) {
   Prepare(t);
   if (!concerned_) return nullptr;
   const Placement& p = *t.placement;
-  // The first pod of a group that selects itself may go anywhere.
-  bool first_of_group = !any_affinity_match_ && MatchesAll(p.pod_affinity, t, ssn_.cache().NamespaceLabels(t.ns));
-  if (!first_of_group) {
-    for (size_t i = 0; i < p.pod_affinity.size(); ++i) {
-      const std::string* v = Label(n, p.pod_affinity[i].topology_key);
-      if (!v || !affinity_[i].contains(*v)) return "node(s) didn't match pod affinity rules";
-    }
+  // Every topology key must be on the node; then a pod matching all terms
+  // must be in each domain, unless no such pod exists anywhere and the pod
+  // matches its own terms (the first pod of a group).
+  bool pods_exist = true;
+  for (const auto& term : p.pod_affinity) {
+    const std::string* v = Label(n, term.topology_key);
+    if (!v) return "node(s) didn't match pod affinity rules";
+    if (!affinity_.contains({term.topology_key, *v})) pods_exist = false;
+  }
+  if (!pods_exist) {
+    bool self_match = affinity_.empty();
+    const Labels& ns_labels = ssn_.cache().NamespaceLabels(t.ns);
+    for (const auto& term : p.pod_affinity) self_match = self_match && term.MatchesPod(t.ns, t.ns, t.labels, ns_labels);
+    if (!self_match) return "node(s) didn't match pod affinity rules";
   }
   for (size_t i = 0; i < p.pod_anti_affinity.size(); ++i) {
     const std::string* v = Label(n, p.pod_anti_affinity[i].topology_key);

@@ -1,6 +1,7 @@
 // kube-scheduler's InterPodAffinity filter for the predicates plugin: the
 // pod's required pod affinity and anti-affinity, and the required
-// anti-affinity of pods already placed, by topology domain.
+// anti-affinity of pods already placed, by topology domain
+// (kube-scheduler's interpodaffinity/filtering.go).
 //
 // Cost: the per-domain counts are built once per task and session change
 // (O(pods on nodes)); each node check is then O(terms). Results depend on
@@ -21,25 +22,30 @@ class Session;
 
 class PodAffinityFilter {
  public:
-  explicit PodAffinityFilter(Session& ssn) : ssn_(ssn) {}
+  explicit PodAffinityFilter(Session& ssn);
 
-  // Whether the filter can reject a node for this task at all.
-  bool Concerns(const TaskInfo& t) const;
+  // Whether the filter can reject a node for this task at all (cached).
+  bool Concerns(const TaskInfo& t);
   // The reason the node fails, or nullptr.
   const char* Check(const TaskInfo& t, const NodeInfo& n);
 
  private:
-  using DomainCounts = absl::flat_hash_map<std::string, int>;  // topology value -> matching pods
+  using Domain = std::pair<std::string, std::string>;  // topology key, value
+  struct AntiTerm {
+    std::string owner_ns;
+    const PodAffinityTerm* term;
+  };
   void Prepare(const TaskInfo& t);
-  bool ExistingTermMatches(const TaskInfo& existing, const PodAffinityTerm& term, const TaskInfo& t) const;
 
   Session& ssn_;
+  std::vector<AntiTerm> anti_terms_;  // distinct terms of pods with anti-affinity
+  absl::flat_hash_map<const TaskInfo*, bool> concerns_;
   const TaskInfo* prepared_for_ = nullptr;
   uint64_t prepared_at_ = 0;
   bool concerned_ = false;
-  std::vector<DomainCounts> affinity_, anti_affinity_;  // per term of the task
-  bool any_affinity_match_ = false;
-  absl::flat_hash_set<std::pair<std::string, std::string>> forbidden_;  // (key, value) by existing pods
+  absl::flat_hash_map<Domain, int> affinity_;       // pods matching all affinity terms
+  std::vector<absl::flat_hash_set<std::string>> anti_affinity_;  // per term: values with a match
+  absl::flat_hash_set<Domain> forbidden_;           // by placed pods' anti-affinity
 };
 
 }  // namespace volcanic

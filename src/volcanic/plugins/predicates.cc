@@ -33,7 +33,7 @@ class PredicatesPlugin : public Plugin {
   }
 
  private:
-  bool Check(const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) const {
+  bool Check(const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
     size_t before = reasons->size();
     if (n.max_pods <= n.pod_count) reasons->push_back("node(s) pod number exceeded");
     const Placement& p = *t.placement;

@@ -18,6 +18,14 @@ struct QueueAttr {
   void UpdateShare() { share = DominantShare(allocated, deserved); }
 };
 
+// A queue's capability, where Volcano reads a cpu or memory of 0 as no limit.
+Resource Capability(const QueueInfo& q) {
+  Resource cap = q.capability;
+  for (ResourceId r : {kCpu, kMemory})
+    if (cap.Get(r) <= 0) cap.Set(r, Resource::kInfinite);
+  return cap;
+}
+
 // The part of `min` not yet covered by `allocated` (GetInqueueResource).
 Resource Uncovered(const Resource& min, const Resource& allocated) { return min.SubFloorZero(allocated); }
 
@@ -77,7 +85,7 @@ class ProportionPlugin : public Plugin {
       if (created) {
         a.queue = q;
         a.guarantee = q->guarantee;
-        a.real_capability = (ssn.total_resource().SubFloorZero(total_guarantee) + q->guarantee).Min(q->capability);
+        a.real_capability = (ssn.total_resource().SubFloorZero(total_guarantee) + q->guarantee).Min(Capability(*q));
       }
       a.allocated += job->allocated;
       a.request += job->allocated;
