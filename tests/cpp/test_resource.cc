@@ -54,11 +54,6 @@ TEST_CASE("IsEmpty ignores the pods dimension (best-effort pods)") {
   REQUIRE_FALSE(r.IsEmpty());
 }
 
-TEST_CASE("ExceededDimensions names dimensions in id order") {
-  auto names = R(3000, 5).ExceededDimensions(R(1000, 1));
-  REQUIRE(names == std::vector<std::string>{"cpu", "memory"});
-}
-
 TEST_CASE("quantities print canonically by unit") {
   Resource r = R(1500, int64_t{1} << 30);
   r.Set(kPods, 3000);

@@ -131,20 +131,6 @@ bool Resource::LessEqual(const Resource& o) const {
   return fill_ <= o.fill_;
 }
 
-bool Resource::LessEqualOnRequested(const Resource& o) const {
-  for (int i = 0; i < Size(); ++i)
-    if (v_[i] > 0 && v_[i] > o.Get(i)) return false;
-  return true;
-}
-
-std::vector<std::string> Resource::ExceededDimensions(const Resource& o) const {
-  std::vector<std::string> out;
-  int n = Span(o);
-  for (int i = 0; i < n; ++i)
-    if (Get(i) > o.Get(i)) out.push_back(ResourceNames::Name(i));
-  return out;
-}
-
 bool Resource::IsEmpty() const {
   for (int i = 0; i < Size(); ++i)
     if (i != kPods && v_[i] > 0) return false;

@@ -65,14 +65,8 @@ class Resource {
   // Every dimension <= the other's (Volcano's LessEqual with the Zero default
   // for requests; for limits the fill of `o` decides).
   bool LessEqual(const Resource& o) const;
-  // As LessEqual, but only on dimensions this vector requests (> 0): Volcano's
-  // LessEqualWithDimension, used for queue quota checks.
-  bool LessEqualOnRequested(const Resource& o) const;
-  // The names of the dimensions where this vector exceeds `o`, in id order.
-  std::vector<std::string> ExceededDimensions(const Resource& o) const;
   // Volcano's IsEmpty: a best-effort request (nothing but `pods`).
   bool IsEmpty() const;
-  bool IsZero(ResourceId id) const { return Get(id) == 0; }
   // Per-dimension min / max, keeping infinities.
   Resource Min(const Resource& o) const;
   Resource Max(const Resource& o) const;

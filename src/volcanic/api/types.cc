@@ -109,12 +109,6 @@ int JobInfo::ValidTaskNum() const {
                Mask(TaskStatus::kPending));
 }
 
-std::map<std::string, int> JobInfo::RoleCounts(uint16_t mask) const {
-  std::map<std::string, int> out;
-  for (const auto& [k, t] : tasks)
-    if (In(t->status, mask)) ++out[t->role];
-  return out;
-}
 
 void SetTaskStatus(TaskInfo* t, TaskStatus s) { PlaceTask(t, t->node, s); }
 

@@ -152,8 +152,6 @@ struct JobInfo {
   int WaitingTaskNum() const;  // Pipelined
   int ValidTaskNum() const;    // allocated, Succeeded, Pipelined, Pending
   bool IsPending() const { return phase.empty() || phase == "Pending"; }
-  // Per-role counts of tasks whose status is in mask.
-  std::map<std::string, int> RoleCounts(uint16_t mask) const;
 };
 
 struct QueueInfo {

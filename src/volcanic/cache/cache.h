@@ -48,12 +48,10 @@ class Cache {
   // Whether a job takes part in sessions: it has a PodGroup, or it is the
   // implicit group of one bare pod.
   static bool Schedulable(const JobInfo& job) { return job.has_podgroup || job.implicit; }
-  int ClassCount() const { return static_cast<int>(class_ids_.size()); }
   // Labels of a Namespace object (empty when unknown), for namespaceSelectors.
   const Labels& NamespaceLabels(const std::string& ns) const;
   // Pods with required pod anti-affinity terms: they constrain other pods.
   const absl::flat_hash_set<const TaskInfo*>& anti_affinity_tasks() const { return anti_affinity_tasks_; }
-  const ParseOptions& options() const { return opts_; }
 
  private:
   absl::Status UpsertPod(const json& obj);
