@@ -1,0 +1,1 @@
+"""The embedded control plane: an object store with Kubernetes semantics (more to come)."""

@@ -1,0 +1,115 @@
+"""The embedded object store: Kubernetes API semantics (uid, resourceVersion, generation,
+status subresource, optimistic concurrency, finalizers, cascading deletion, watch)."""
+
+from __future__ import annotations
+
+import pytest
+
+import volcanic
+from volcanic.cluster.store import AlreadyExists, Conflict, MemoryStore, NotFound
+
+
+def _cm(name, data=None, ns="default", **meta):
+    return {"kind": "ConfigMap", "metadata": {"name": name, "namespace": ns, **meta}, "data": data or {}}
+
+
+def _pod(name, owner=None, **meta):
+    p = {"kind": "Pod", "metadata": {"name": name, **meta}, "spec": {"containers": []},
+         "status": {"phase": "Running"}}
+    if owner:
+        p["metadata"]["ownerReferences"] = [{"kind": owner["kind"], "name": owner["metadata"]["name"],
+                                             "uid": owner["metadata"]["uid"]}]
+    return p
+
+
+def test_create_fills_metadata_from_the_clock_and_ignores_status():
+    now = [90.0]
+    s = MemoryStore(clock=lambda: now[0])
+    p = s.create(_pod("p"))
+    meta = p["metadata"]
+    assert meta["namespace"] == "default"
+    assert meta["generation"] == 1 and meta["resourceVersion"] == "1"
+    assert meta["creationTimestamp"] == "2024-01-01T00:01:30Z"
+    assert len(meta["uid"]) == 36
+    assert "status" not in p  # a status subresource is not written on create
+    assert MemoryStore().create(_pod("p"))["metadata"]["uid"] == meta["uid"]  # deterministic
+    with pytest.raises(AlreadyExists):
+        s.create(_pod("p"))
+
+
+def test_update_conflicts_on_a_stale_version_and_bumps_generation_on_spec_change():
+    s = MemoryStore()
+    cm = s.create(_cm("c", {"a": "1"}))
+    same = s.update(cm)
+    assert same["metadata"]["generation"] == 1
+    changed = dict(same, data={"a": "2"})
+    new = s.update(changed)
+    assert new["metadata"]["generation"] == 2
+    with pytest.raises(Conflict, match="the object has been modified"):
+        s.update(dict(cm, data={"a": "3"}))  # cm carries an old resourceVersion
+    unversioned = dict(new, data={"a": "4"})
+    del unversioned["metadata"]["resourceVersion"]
+    assert s.update(unversioned)["data"] == {"a": "4"}  # no version: last write wins
+    with pytest.raises(NotFound):
+        s.update(_cm("missing"))
+
+
+def test_status_is_a_subresource():
+    s = MemoryStore()
+    p = s.create(_pod("p"))
+    p["status"] = {"phase": "Succeeded"}
+    p = s.update_status(p)
+    assert p["status"] == {"phase": "Succeeded"}
+    p["status"] = {"phase": "Failed"}
+    p["spec"]["nodeName"] = "n1"
+    p = s.update(p)
+    assert p["status"] == {"phase": "Succeeded"} and p["spec"]["nodeName"] == "n1"
+
+
+def test_finalizers_hold_deletion_and_owners_cascade():
+    s = MemoryStore()
+    owner = s.create({"kind": "Job", "metadata": {"name": "j"}, "spec": {}})
+    child = s.create(_pod("child", owner))
+    held = s.create(_pod("held", owner, finalizers=["example.com/keep"]))
+    s.delete("Job", "j")
+    assert s.get("Job", "j") is None
+    assert s.get("Pod", "child") is None
+    held = s.get("Pod", "held")
+    assert held["metadata"]["deletionTimestamp"] == "2024-01-01T00:00:00Z"
+    held["metadata"]["finalizers"] = []
+    s.update(held)
+    assert s.get("Pod", "held") is None
+    with pytest.raises(NotFound):
+        s.delete("Pod", child["metadata"]["name"])
+
+
+def test_watch_streams_events_in_commit_order():
+    s = MemoryStore()
+    w = s.watch(["ConfigMap"])
+    everything = s.watch()
+    cm = s.create(_cm("c"))
+    s.update(dict(cm, data={"x": "y"}))
+    s.create(_pod("p"))
+    s.delete("ConfigMap", "c")
+    assert [(e, o["metadata"]["name"]) for e, o in w.drain()] == [("ADDED", "c"), ("MODIFIED", "c"),
+                                                                 ("DELETED", "c")]
+    assert [e for e, _ in everything.drain()] == ["ADDED", "MODIFIED", "ADDED", "DELETED"]
+    assert w.drain() == []
+
+
+def test_namespaces_kinds_and_copies():
+    s = MemoryStore()
+    s.create(_cm("c", ns="a"))
+    s.create(_cm("c", ns="b"))
+    q = s.create({"kind": "Queue", "metadata": {"name": "q", "namespace": "ignored"}, "spec": {"weight": 1}})
+    assert "namespace" not in q["metadata"]
+    assert s.get("Queue", "q", "whatever")["metadata"]["name"] == "q"
+    assert [o["metadata"]["namespace"] for o in s.list("ConfigMap")] == ["a", "b"]
+    assert len(s.list("ConfigMap", "a")) == 1
+    got = s.get("ConfigMap", "c", "a")
+    got["data"]["mutated"] = "yes"
+    assert s.get("ConfigMap", "c", "a")["data"] == {}
+    with pytest.raises(volcanic.InvalidObject, match="unknown kind 'Deployment'; known kinds: "):
+        s.create({"kind": "Deployment", "metadata": {"name": "d"}})
+    with pytest.raises(volcanic.InvalidObject, match="metadata.name: is required"):
+        s.create({"kind": "ConfigMap", "metadata": {}})
