@@ -2,7 +2,6 @@
 
 #include <chrono>
 
-#include "absl/strings/numbers.h"
 #include "volcanic/api/status_macros.h"
 #include "volcanic/framework/node_search.h"
 
@@ -319,7 +318,7 @@ void Session::EvictTask(TaskInfo* t) {
 void Session::RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n) {
   NodeInfo* was = t->node;
   bool was_allocated = t->status != TaskStatus::kReleasing;
-  if (t->status == TaskStatus::kAllocated) discarded_.insert(t);
+  if (t->status == TaskStatus::kAllocated) discarded_[t->job].insert(t);
   PlaceTask(t, n, s);
   // Undoing an allocation frees; undoing an eviction takes back.
   for (auto& [on_allocate, on_deallocate] : event_handlers_) {

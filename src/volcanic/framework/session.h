@@ -160,9 +160,9 @@ class Session {
   // Volcano's JobInfo.FitError(): the job's task histogram, its pending
   // tasks' reasons and the first task's fit errors.
   std::string JobFitError(const JobInfo& job) const;
-  // Whether a pending task was allocated in this session and given back
-  // (Volcano's last transaction): it counts as schedulable in gang messages.
-  bool AllocationDiscarded(const TaskInfo& t) const { return discarded_.contains(&t); }
+  // Pending tasks of the job that were allocated in this session and given
+  // back (Volcano's last transaction): schedulable in gang messages.
+  int DiscardedPendingNum(const JobInfo& job) const;
 
  private:
   struct Slot;
@@ -213,7 +213,8 @@ class Session {
   absl::flat_hash_map<const JobInfo*, JobFits> fit_errors_;
   std::vector<TaskInfo*> touched_;  // tasks this session allocated or pipelined
   std::vector<std::pair<TaskInfo*, TaskStatus>> evicted_;  // evictions and the status before
-  absl::flat_hash_set<const TaskInfo*> discarded_;  // allocations undone by Discard
+  // Allocations undone by Discard, by job.
+  absl::flat_hash_map<const JobInfo*, absl::flat_hash_set<const TaskInfo*>> discarded_;
   absl::flat_hash_map<const JobInfo*, std::vector<PodGroupCondition>> old_conditions_;
   std::vector<std::pair<const JobInfo*, std::string>> gang_unschedulable_;  // job -> message
   absl::btree_map<std::string, std::string> skipped_;  // task key -> reason

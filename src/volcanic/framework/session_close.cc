@@ -50,17 +50,25 @@ void KeepUnchangedStamps(std::vector<PodGroupCondition>& now, const std::vector<
 
 }  // namespace
 
+int Session::DiscardedPendingNum(const JobInfo& job) const {
+  auto it = discarded_.find(&job);
+  if (it == discarded_.end()) return 0;
+  return static_cast<int>(std::count_if(it->second.begin(), it->second.end(),
+                                        [](const TaskInfo* t) { return t->status == TaskStatus::kPending; }));
+}
+
 std::string Session::JobFitError(const JobInfo& job) const {
   std::map<std::string, int> by_status;
   for (int i = 0; i < kTaskStatusCount; ++i)
     if (job.count[i] > 0) by_status[StatusName(static_cast<TaskStatus>(1 << i))] = job.count[i];
   by_status["minAvailable"] = job.min_available;
   std::string msg = absl::StrCat("pod group is not ready, ", SortedHistogram(by_status));
-  std::map<std::string, int> pending;
-  if (job.Count(Mask(TaskStatus::kPending)) > 0) {
-    for (const auto& [key, t] : job.tasks)
-      if (t->status == TaskStatus::kPending) ++pending[AllocationDiscarded(*t) ? "Schedulable" : "Unschedulable"];
-    absl::StrAppend(&msg, "; Pending: ", SortedHistogram(pending));
+  if (int pending = job.Count(Mask(TaskStatus::kPending)); pending > 0) {
+    int schedulable = DiscardedPendingNum(job);
+    std::map<std::string, int> reasons;
+    if (schedulable > 0) reasons["Schedulable"] = schedulable;
+    if (pending > schedulable) reasons["Unschedulable"] = pending - schedulable;
+    absl::StrAppend(&msg, "; Pending: ", SortedHistogram(reasons));
   }
   // Volcano names a random task here; the first by name is as good and stable.
   auto j = fit_errors_.find(&job);

@@ -70,11 +70,7 @@ class GangPlugin : public Plugin {
       PodGroupCondition c;
       c.status = "True";
       if (!IsReady(*job)) {
-        int schedulable = job->ReadyTaskNum();
-        if (job->Count(Mask(TaskStatus::kPending)) > 0)
-          for (const auto& [tk, t] : job->tasks)
-            if (t->status == TaskStatus::kPending && ssn.AllocationDiscarded(*t)) ++schedulable;
-        int unready = job->min_available - schedulable;
+        int unready = job->min_available - job->ReadyTaskNum() - ssn.DiscardedPendingNum(*job);
         c.type = "Unschedulable";
         c.reason = "NotEnoughResources";
         c.message = absl::StrCat(unready, "/", job->tasks.size(), " tasks in gang unschedulable: ",
