@@ -3,8 +3,9 @@
 The public API is what this module exports; everything else is internal.
 """
 
-from volcanic.errors import ConfigError, InvalidObject
+from volcanic.cluster import Cluster
+from volcanic.errors import AdmissionError, ConfigError, InvalidObject
 from volcanic.scheduler import Decisions, Scheduler, schedule
 
-__all__ = ["ConfigError", "Decisions", "InvalidObject", "Scheduler", "schedule"]
+__all__ = ["AdmissionError", "Cluster", "ConfigError", "Decisions", "InvalidObject", "Scheduler", "schedule"]
 __version__ = "0.1.0"

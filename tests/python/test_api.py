@@ -13,7 +13,9 @@ NOW = 1_700_000_000
 
 
 def test_public_api_is_exactly_the_contract():
-    assert sorted(volcanic.__all__) == ["ConfigError", "Decisions", "InvalidObject", "Scheduler", "schedule"]
+    assert sorted(volcanic.__all__) == ["AdmissionError", "Cluster", "ConfigError", "Decisions", "InvalidObject",
+                                        "Scheduler", "schedule"]
+    assert issubclass(volcanic.AdmissionError, ValueError)
     assert issubclass(volcanic.InvalidObject, ValueError)
     assert issubclass(volcanic.ConfigError, ValueError)
 

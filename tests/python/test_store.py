@@ -31,7 +31,7 @@ def test_create_fills_metadata_from_the_clock_and_ignores_status():
     assert meta["generation"] == 1 and meta["resourceVersion"] == "1"
     assert meta["creationTimestamp"] == "2024-01-01T00:01:30Z"
     assert len(meta["uid"]) == 36
-    assert "status" not in p  # a status subresource is not written on create
+    assert p["status"] == {"phase": "Pending"}  # the status sent is ignored; the server sets Pending
     assert MemoryStore().create(_pod("p"))["metadata"]["uid"] == meta["uid"]  # deterministic
     with pytest.raises(AlreadyExists):
         s.create(_pod("p"))

@@ -1,4 +1,5 @@
-"""`volcanic`: schedule YAML files with the native engine, or run the benchmark."""
+"""`volcanic`: run YAML in the embedded cluster, schedule it with the native engine once, or
+run the benchmark."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, Sequence
 
 import yaml
 
-from volcanic.errors import ConfigError, InvalidObject
+from volcanic.errors import AdmissionError, ConfigError, InvalidObject
 
 
 def _load_objects(paths: Sequence[str]) -> list[dict[str, Any]]:
@@ -63,6 +64,32 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    from volcanic.cluster import Cluster
+    from volcanic.cluster.report import all_finished, job_report
+
+    conf = None
+    if args.conf:
+        with open(args.conf) as f:
+            conf = f.read()
+    cluster = Cluster(conf)
+    cluster.apply(_load_objects(args.files))
+    cluster.run_until(all_finished, limit=args.seconds)
+    rows = job_report(cluster)
+    if args.json:
+        print(json.dumps({"now": cluster.now, "jobs": rows}, indent=2))
+        return 0
+
+    def at(t: float | None) -> str:
+        return "-" if t is None else f"{t:g}s"
+    table = [[r["job"], r["queue"], r["phase"], at(r["start"]), at(r["end"]), r["restarts"]] for r in rows]
+    sys.stdout.write(_table(f"Jobs after {cluster.now:g} simulated seconds",
+                            ["JOB", "QUEUE", "PHASE", "START", "END", "RESTARTS"], table))
+    for error in cluster.errors:
+        print(f"controller error: {error}", file=sys.stderr)
+    return 0 if not cluster.errors else 1
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from volcanic.bench import run_bench
 
@@ -83,6 +110,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="volcanic", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run YAML in the embedded cluster until every job finishes")
+    r.add_argument("files", nargs="+", help="YAML files: nodes, queues, jobs, ...")
+    r.add_argument("--conf", help="a volcano-scheduler.conf file (default: Volcano's default)")
+    r.add_argument("--seconds", type=float, default=86400.0, help="simulated time limit (default: a day)")
+    r.add_argument("--json", action="store_true", help="print the job report as JSON")
+    r.set_defaults(func=_cmd_run)
     s = sub.add_parser("schedule", help="run one scheduling session over the objects in YAML files")
     s.add_argument("files", nargs="+", help="YAML files (multi-document, or kind: List)")
     s.add_argument("--conf", help="a volcano-scheduler.conf file (default: Volcano's default)")
@@ -101,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (InvalidObject, ConfigError, OSError, yaml.YAMLError) as e:
+    except (InvalidObject, ConfigError, AdmissionError, OSError, yaml.YAMLError) as e:
         print(f"volcanic: error: {e}", file=sys.stderr)
         return 1
 

@@ -1,1 +1,5 @@
-"""The embedded control plane: an object store with Kubernetes semantics (more to come)."""
+"""The embedded control plane: object store, admission, clock, kubelets, scheduler loop."""
+
+from volcanic.cluster.cluster import Cluster
+
+__all__ = ["Cluster"]

@@ -1,0 +1,61 @@
+"""The admission chain the embedded API server runs on every create, update and delete:
+mutating admission first, then validating admission, as the Kubernetes API server does.
+
+A mutator returns the object to store (changed or not); a validator returns None to allow
+or a message to deny. Either sees an AdmissionRequest with the operation, the new and old
+objects and a lister of the cluster's current objects (for rules that read other objects).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from volcanic.errors import AdmissionError
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AdmissionRequest:
+    operation: str          # CREATE, UPDATE or DELETE
+    obj: Obj | None         # the object sent (None on DELETE)
+    old: Obj | None         # the stored object (None on CREATE)
+    lister: Any             # get(kind, name, namespace) / list(kind, namespace) over stored objects
+
+    @property
+    def kind(self) -> str:
+        return (self.obj or self.old or {}).get("kind", "")
+
+
+Mutator = Callable[[AdmissionRequest], Obj]
+Validator = Callable[[AdmissionRequest], "str | None"]
+
+
+@dataclass
+class AdmissionChain:
+    """Mutators and validators by kind; kinds without rules are admitted unchanged."""
+
+    mutators: dict[str, list[Mutator]] = field(default_factory=dict)
+    validators: dict[str, list[Validator]] = field(default_factory=dict)
+
+    def add_mutator(self, kind: str, fn: Mutator) -> None:
+        self.mutators.setdefault(kind, []).append(fn)
+
+    def add_validator(self, kind: str, fn: Validator) -> None:
+        self.validators.setdefault(kind, []).append(fn)
+
+    def admit(self, operation: str, obj: Obj | None, old: Obj | None, lister: Any) -> Obj | None:
+        """The object to store after mutation; raises AdmissionError on a denial."""
+        kind = (obj or old or {}).get("kind", "")
+        if obj is not None:
+            for mutate in self.mutators.get(kind, ()):
+                obj = mutate(AdmissionRequest(operation, obj, old, lister))
+        request = AdmissionRequest(operation, obj, old, lister)
+        for validate in self.validators.get(kind, ()):
+            message = validate(request)
+            if message:
+                meta = (obj or old or {}).get("metadata") or {}
+                raise AdmissionError(message, kind=kind, namespace=meta.get("namespace"),
+                                     name=meta.get("name"))
+        return obj

@@ -1,0 +1,93 @@
+"""The embedded API server: admission in front of the MemoryStore, for every writer.
+
+Like the Kubernetes API server, it admits every create, update and delete, whoever sends
+it (users through Cluster.apply, controllers, the scheduler), and writes status and
+bindings without admission. Built in, before the configurable chain:
+- Priority admission: a new Pod gets spec.priority from its priorityClassName, else from
+  the global-default PriorityClass, else 0; an unknown class is a denial.
+- Namespaces are created on first use (a convenience of the embedded cluster; a real API
+  server refuses objects in a missing namespace).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from volcanic.cluster.admission import AdmissionChain
+from volcanic.cluster.kinds import KINDS
+from volcanic.cluster.store import MemoryStore, Obj, Watch
+from volcanic.errors import AdmissionError
+
+
+class EmbeddedApi:
+    """A Store that admits writes; reads go straight to the MemoryStore."""
+
+    def __init__(self, store: MemoryStore, admission: AdmissionChain | None = None) -> None:
+        self.store = store
+        self.admission = admission or AdmissionChain()
+
+    # Reads.
+    def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
+        return self.store.get(kind, name, namespace)
+
+    def list(self, kind: str, namespace: str | None = None) -> list[Obj]:
+        return self.store.list(kind, namespace)
+
+    def watch(self, kinds: Iterable[str] | None = None) -> Watch:
+        return self.store.watch(kinds)
+
+    # Writes.
+    def create(self, obj: Obj) -> Obj:
+        if obj.get("kind") == "Pod":
+            obj = self._with_priority(obj)
+        obj = self.admission.admit("CREATE", obj, None, self.store)
+        self._ensure_namespace(obj)
+        return self.store.create(obj)
+
+    def update(self, obj: Obj) -> Obj:
+        meta = obj.get("metadata") or {}
+        old = self.store.get(obj.get("kind"), meta.get("name", ""), meta.get("namespace"))
+        if old is not None:
+            obj = self.admission.admit("UPDATE", obj, old, self.store)
+        return self.store.update(obj)
+
+    def update_status(self, obj: Obj) -> Obj:
+        return self.store.update_status(obj)
+
+    def bind(self, namespace: str, name: str, node: str) -> Obj:
+        return self.store.bind(namespace, name, node)
+
+    def delete(self, kind: str, name: str, namespace: str | None = None, uid: str | None = None) -> None:
+        old = self.store.get(kind, name, namespace)
+        if old is not None:
+            self.admission.admit("DELETE", None, old, self.store)
+        self.store.delete(kind, name, namespace, uid=uid)
+
+    # Built-in admission.
+    def _with_priority(self, pod: Obj) -> Obj:
+        spec = pod.get("spec")
+        if not isinstance(spec, dict):
+            return pod
+        class_name = spec.get("priorityClassName")
+        if class_name:
+            pc = self.store.get("PriorityClass", class_name)
+            if pc is None:
+                meta = pod.get("metadata") or {}
+                raise AdmissionError(f'no PriorityClass with name {class_name} was found', kind="Pod",
+                                     namespace=meta.get("namespace"), name=meta.get("name"))
+            value = pc.get("value", 0)
+        else:
+            default = next((pc for pc in self.store.list("PriorityClass") if pc.get("globalDefault")), None)
+            value = default.get("value", 0) if default else 0
+            if default:
+                spec = dict(spec, priorityClassName=default["metadata"]["name"])
+        return dict(pod, spec=dict(spec, priority=value))
+
+    def _ensure_namespace(self, obj: Obj) -> None:
+        kind = KINDS.get(obj.get("kind"))
+        if kind is None or not kind.namespaced:
+            return
+        namespace = (obj.get("metadata") or {}).get("namespace") or "default"
+        if self.store.get("Namespace", namespace) is None:
+            self.store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace},
+                               "status": {"phase": "Active"}})

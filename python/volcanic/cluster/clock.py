@@ -1,0 +1,45 @@
+"""The virtual clock: time moves only when run() moves it, straight to the next due work."""
+
+from __future__ import annotations
+
+import heapq
+from typing import Callable
+
+from volcanic.controllers.runtime import Timer
+
+
+class VirtualClock:
+    """Seconds since the cluster started, and a heap of timers ordered by (due, creation)."""
+
+    def __init__(self) -> None:
+        self._now = 0.0
+        self._seq = 0
+        self._timers: list[Timer] = []
+
+    def now(self) -> float:
+        return self._now
+
+    def after(self, delay: float, fn: Callable[[], None]) -> Timer:
+        """Runs fn at now + delay (a negative delay means now)."""
+        self._seq += 1
+        timer = Timer(self._now + max(0.0, delay), self._seq, fn)
+        heapq.heappush(self._timers, timer)
+        return timer
+
+    def next_due(self) -> float | None:
+        while self._timers and self._timers[0].cancelled:
+            heapq.heappop(self._timers)
+        return self._timers[0].due if self._timers else None
+
+    def fire_next(self, until: float) -> bool:
+        """Moves to the earliest timer due by `until` and runs it; False if there is none."""
+        due = self.next_due()
+        if due is None or due > until:
+            return False
+        timer = heapq.heappop(self._timers)
+        self._now = max(self._now, timer.due)
+        timer.fn()
+        return True
+
+    def advance_to(self, t: float) -> None:
+        self._now = max(self._now, t)

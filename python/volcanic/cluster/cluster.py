@@ -1,0 +1,219 @@
+"""volcanic.Cluster: the embedded control plane on a virtual clock.
+
+One object store (with admission in front), Volcano's controllers, the scheduler loop and
+simulated kubelets, all driven by run(): time jumps from one piece of due work to the next
+(a scheduling cycle, a pod's exit, a delayed policy action, a TTL), and after each one the
+controllers run until nothing is left to do. Same inputs, same history.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import Any, Iterable
+
+import yaml
+
+from volcanic.admission import volcano_chain
+from volcanic.cluster.admission import AdmissionChain
+from volcanic.cluster.api import EmbeddedApi
+from volcanic.cluster.clock import VirtualClock
+from volcanic.cluster.kinds import KINDS, kind_named
+from volcanic.cluster.kubelet import Kubelets
+from volcanic.cluster.scheduler_loop import SchedulerLoop
+from volcanic.cluster.store import MemoryStore, NotFound, Obj, StoreError, clone
+from volcanic.controllers.runtime import Context, Informers, Runner
+from volcanic.errors import InvalidObject
+
+SCHEDULER_NAME = "volcano"
+
+
+def _documents(source: Any) -> list[Obj]:
+    """Objects from a dict, a list of dicts, or YAML text (several documents allowed)."""
+    if isinstance(source, dict):
+        return [source]
+    if isinstance(source, (list, tuple)):
+        return [o for item in source for o in _documents(item)]
+    if isinstance(source, str):
+        try:
+            docs = list(yaml.safe_load_all(io.StringIO(source)))
+        except yaml.YAMLError as e:
+            raise InvalidObject(f"YAML: {e}") from None
+        objs = []
+        for d in docs:
+            if d is None:
+                continue
+            if isinstance(d, dict) and d.get("kind") == "List":
+                objs.extend(_documents(d.get("items") or []))
+            else:
+                objs.extend(_documents(d))
+        return objs
+    raise InvalidObject(f"object: must be a map, a list or YAML text, got {type(source).__name__}")
+
+
+def _plain(obj: Any, where: str = "object") -> Any:
+    """JSON-shaped data only (YAML may give dates and other types): strings stay strings."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v, where) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v, where) for v in obj]
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    if hasattr(obj, "isoformat"):
+        return obj.isoformat()
+    raise InvalidObject(f"{where}: unsupported value of type {type(obj).__name__}")
+
+
+def _load_conf(conf: Any) -> Any:
+    if isinstance(conf, str) and "\n" not in conf and os.path.isfile(conf):
+        with open(conf, encoding="utf-8") as f:
+            return f.read()
+    return conf
+
+
+class Cluster:
+    """An embedded Volcano cluster; see docs/cluster.md."""
+
+    def __init__(self, conf: Any = None, schedule_period: float = 1.0,
+                 admission: AdmissionChain | None = None) -> None:
+        from volcanic.controllers.gc import GarbageCollector
+        from volcanic.controllers.job.controller import JobController
+        from volcanic.controllers.podgroup import PodGroupController
+        from volcanic.controllers.queue import QueueController, ensure_default_queues
+
+        if not schedule_period > 0:
+            raise ValueError(f"schedule_period: must be positive, got {schedule_period!r}")
+        self._clock = VirtualClock()
+        self._store = MemoryStore(clock=self._clock.now)
+        self.api = EmbeddedApi(self._store, admission if admission is not None else volcano_chain(SCHEDULER_NAME))
+        self.api.create({"kind": "Namespace", "metadata": {"name": "default"}, "status": {"phase": "Active"}})
+        ensure_default_queues(self.api)
+        self.informers = Informers(self.api, KINDS)
+        ctx = Context(store=self.api, lister=self.informers, clock=self._clock,
+                      scheduler_names=(SCHEDULER_NAME,))
+        self.scheduler = SchedulerLoop(ctx, self.informers, _load_conf(conf), schedule_period)
+        controllers = [JobController(ctx), PodGroupController(ctx), QueueController(ctx),
+                       GarbageCollector(ctx), Kubelets(ctx)]
+        self.controllers = {c.name: c for c in controllers}
+        self._runner = Runner(self.informers, controllers, self._clock)
+
+    @property
+    def now(self) -> float:
+        """Virtual seconds since the cluster started."""
+        return self._clock.now()
+
+    @property
+    def errors(self) -> list[str]:
+        """Requests controllers could not process (a bug or a malformed object), oldest first."""
+        return self._runner.errors
+
+    def apply(self, source: Any) -> Obj | list[Obj]:
+        """Creates or replaces objects (a dict, a list, or YAML text) through admission.
+
+        Returns the stored object, or a list for several. Every object is checked before any
+        is stored; on an error nothing of this call is stored.
+        """
+        objs = [_plain(o) for o in _documents(source)]
+        for o in objs:
+            kind_named(o.get("kind"))
+            meta = o.get("metadata")
+            if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+                raise InvalidObject(f"{o['kind']}: metadata.name: is required")
+        stored, done = [], []
+        try:
+            for o in objs:
+                stored.append(self._apply_one(o, done))
+        except Exception:
+            self._undo(done)
+            raise
+        return stored[0] if isinstance(source, dict) or len(stored) == 1 else stored
+
+    def get(self, kind: str, name: str, namespace: str = "default") -> Obj | None:
+        return self.api.get(kind, name, namespace)
+
+    def list(self, kind: str, namespace: str | None = None) -> list[Obj]:
+        return self.api.list(kind, namespace)
+
+    def delete(self, kind: str, name: str, namespace: str = "default") -> None:
+        """Deletes through admission, with ownerReference cascading; NotFound if absent."""
+        try:
+            self.api.delete(kind, name, namespace)
+        except NotFound:
+            raise KeyError(f"{kind} {name!r} not found") from None
+
+    def evict(self, name: str, namespace: str = "default") -> None:
+        """Evicts a pod as the eviction API does: DisruptionTarget condition, then delete."""
+        pod = self.api.get("Pod", name, namespace)
+        if pod is None:
+            raise KeyError(f"Pod {namespace}/{name} not found")
+        status = pod.get("status") or {}
+        conds = [c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"]
+        conds.append({"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
+                      "message": "Eviction API: evicting", "lastTransitionTime": self._stamp()})
+        self.api.update_status(dict(pod, status=dict(status, conditions=conds)))
+        self.api.delete("Pod", name, namespace)
+
+    def set_node_ready(self, name: str, ready: bool) -> None:
+        """Sets a Node's Ready condition; a node that is not Ready fails its pods."""
+        node = self.api.get("Node", name)
+        if node is None:
+            raise KeyError(f"Node {name!r} not found")
+        status = node.setdefault("status", {})
+        conds = [c for c in status.get("conditions") or [] if c.get("type") != "Ready"]
+        conds.append({"type": "Ready", "status": "True" if ready else "False",
+                      "reason": "KubeletReady" if ready else "NodeStatusUnknown",
+                      "lastTransitionTime": self._stamp()})
+        status["conditions"] = conds
+        self.api.update(node)
+
+    def run(self, seconds: float = 0.0) -> None:
+        """Advances virtual time by `seconds`, doing all work due on the way, in time order."""
+        if not seconds >= 0:
+            raise ValueError(f"seconds: must be >= 0, got {seconds!r}")
+        until = self._clock.now() + seconds
+        self._runner.settle()
+        while self._clock.fire_next(until):
+            self._runner.settle()
+        self._clock.advance_to(until)
+
+    def run_until(self, done, limit: float = 86400.0, step: float = 1.0) -> bool:
+        """Runs in steps of `step` seconds until done(cluster) is true or `limit` seconds
+        have passed; returns done(cluster)."""
+        end = self._clock.now() + limit
+        while not done(self) and self._clock.now() < end:
+            self.run(min(step, end - self._clock.now()))
+        return bool(done(self))
+
+    # Internals.
+    def _stamp(self) -> str:
+        from volcanic.cluster.store import rfc3339
+        return rfc3339(self._clock.now())
+
+    def _apply_one(self, obj: Obj, done: list) -> Obj:
+        meta = obj["metadata"]
+        old = self.api.get(obj["kind"], meta["name"], meta.get("namespace"))
+        if old is None:
+            new = self.api.create(obj)
+            done.append(("created", new))
+            return new
+        update = clone(obj)
+        update["metadata"].pop("resourceVersion", None)
+        for field in ("uid", "creationTimestamp", "finalizers", "ownerReferences"):
+            if field in old["metadata"] and field not in update["metadata"]:
+                update["metadata"][field] = old["metadata"][field]
+        new = self.api.update(update)
+        done.append(("updated", old))
+        return new
+
+    def _undo(self, done: list) -> None:
+        for what, obj in reversed(done):
+            meta = obj["metadata"]
+            try:
+                if what == "created":
+                    self._store.delete(obj["kind"], meta["name"], meta.get("namespace"))
+                else:
+                    restored = clone(obj)
+                    restored["metadata"].pop("resourceVersion", None)
+                    self._store.update(restored)
+            except StoreError:
+                pass

@@ -1,0 +1,32 @@
+"""How each Volcano Job went, read back from the cluster (for `volcanic run` and notebooks)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from volcanic.cluster.store import seconds_of
+
+FINAL_PHASES = ("Completed", "Failed", "Terminated", "Aborted")
+
+
+def job_report(cluster: Any) -> list[dict[str, Any]]:
+    """One row per Job: name, queue, phase, start and end (virtual seconds; None when not
+    reached), restarts (status.retryCount), and the pod counts."""
+    rows = []
+    for job in cluster.list("Job"):
+        status = job.get("status") or {}
+        phase = (status.get("state") or {}).get("phase") or "Pending"
+        when = {c.get("status"): seconds_of(c.get("lastTransitionTime")) for c in status.get("conditions") or []}
+        meta = job["metadata"]
+        rows.append({"job": f"{meta['namespace']}/{meta['name']}", "queue": job["spec"].get("queue", "default"),
+                     "phase": phase, "start": when.get("Running"),
+                     "end": when.get(phase) if phase in FINAL_PHASES else None,
+                     "restarts": status.get("retryCount", 0),
+                     **{k: status.get(k, 0) for k in ("running", "succeeded", "failed")}})
+    return rows
+
+
+def all_finished(cluster: Any) -> bool:
+    """Every Job is in a final phase."""
+    return all(((j.get("status") or {}).get("state") or {}).get("phase") in FINAL_PHASES
+               for j in cluster.list("Job"))

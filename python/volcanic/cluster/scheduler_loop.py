@@ -1,0 +1,141 @@
+"""The scheduler's loop in the embedded cluster: feed the engine from the watch, run a
+session every schedule period, and write its decisions back like Volcano's scheduler.
+
+- Feeding is incremental: each watch event of a kind the engine reads is one upsert or
+  delete; nothing is re-listed per cycle.
+- A cycle with nothing new since a session that decided nothing is skipped: the engine is
+  deterministic, so that session would decide the same nothing again.
+- Binds go through the pods/binding call (spec.nodeName and PodScheduled); a failed bind is
+  forgotten by the engine and retried next cycle. Evictions set the DisruptionTarget
+  condition, then delete the pod. PodGroup status, Queue status.allocated and the
+  PodScheduled=False condition of unschedulable pods are written only when they change.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from volcanic.cluster.store import StoreError, clone, rfc3339
+from volcanic.controllers.runtime import Context, Handler, Informers
+from volcanic.scheduler.engine import SCHEDULER_KINDS, Decisions, Scheduler
+
+log = logging.getLogger(__name__)
+
+
+class SchedulerLoop:
+    def __init__(self, ctx: Context, informers: Informers, conf: Any, period: float = 1.0) -> None:
+        self.ctx, self.informers, self.period = ctx, informers, period
+        self.engine = Scheduler(conf)
+        self.sessions = 0
+        self.last: Decisions | None = None
+        self._dirty = True
+        for kind in SCHEDULER_KINDS:
+            informers.add_handler(kind, Handler(on_add=self._upsert, on_update=lambda old, new: self._upsert(new),
+                                                on_delete=self._delete))
+        ctx.clock.after(0.0, self._cycle)
+
+    def _upsert(self, obj: dict) -> None:
+        self._dirty = True
+        try:
+            self.engine.upsert(obj)
+        except ValueError as e:  # a malformed object: the engine keeps what it had
+            log.warning("scheduler: %s", e)
+
+    def _delete(self, obj: dict) -> None:
+        self._dirty = True
+        meta = obj["metadata"]
+        self.engine.delete(obj["kind"], meta["name"], meta.get("namespace"))
+
+    def _cycle(self) -> None:
+        self.ctx.clock.after(self.period, self._cycle)
+        self.informers.pump()
+        if not self._dirty:
+            return
+        self._dirty = False
+        self.sessions += 1
+        d = self.engine.run_once(self.ctx.clock.now())
+        self.last = d
+        if d.binds or d.evictions:
+            self._dirty = True
+        self._bind(d)
+        self._evict(d)
+        self._write_podgroups(d)
+        self._write_queues(d)
+        self._mark_unschedulable(d)
+
+    def _bind(self, d: Decisions) -> None:
+        for key, node in d.binds.items():
+            namespace, name = key.split("/", 1)
+            try:
+                self.ctx.store.bind(namespace, name, node)
+            except StoreError as e:
+                log.info("scheduler: bind of %s to %s failed: %s", key, node, e)
+                self.engine.forget(key)
+
+    def _evict(self, d: Decisions) -> None:
+        now = rfc3339(self.ctx.clock.now())
+        for key in d.evictions:
+            namespace, name = key.split("/", 1)
+            pod = self.ctx.lister.get("Pod", name, namespace)
+            if pod is None:
+                self.engine.forget(key)
+                continue
+            status = clone(pod.get("status") or {})
+            status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"]
+            status["conditions"].append({"type": "DisruptionTarget", "status": "True", "lastTransitionTime": now,
+                                         "reason": "PreemptionByScheduler",
+                                         "message": "volcano: preempting to accommodate a higher priority pod"})
+            try:
+                self.ctx.store.update_status(dict(pod, status=status))
+                self.ctx.store.delete("Pod", name, namespace)
+            except StoreError as e:
+                log.info("scheduler: eviction of %s failed: %s", key, e)
+                self.engine.forget(key)
+
+    def _write_podgroups(self, d: Decisions) -> None:
+        for key, status in d.podgroups.items():
+            namespace, name = key.split("/", 1)
+            pg = self.ctx.lister.get("PodGroup", name, namespace)
+            if pg is None:
+                continue
+            old = pg.get("status") or {}
+            if all(old.get(k) == v for k, v in status.items()):
+                continue
+            try:
+                self.ctx.store.update_status(dict(pg, status=dict(old, **status)))
+            except StoreError as e:
+                log.info("scheduler: status of PodGroup %s not written: %s", key, e)
+
+    def _write_queues(self, d: Decisions) -> None:
+        for name, status in d.queues.items():
+            q = self.ctx.lister.get("Queue", name)
+            if q is None:
+                continue
+            old = q.get("status") or {}
+            if old.get("allocated") == status["allocated"]:
+                continue
+            try:
+                self.ctx.store.update_status(dict(q, status=dict(old, allocated=status["allocated"])))
+            except StoreError as e:
+                log.info("scheduler: status of Queue %s not written: %s", name, e)
+
+    def _mark_unschedulable(self, d: Decisions) -> None:
+        now = rfc3339(self.ctx.clock.now())
+        for key, reason in d.unschedulable.items():
+            namespace, name = key.split("/", 1)
+            pod = self.ctx.lister.get("Pod", name, namespace)
+            if pod is None:
+                continue
+            status = pod.get("status") or {}
+            conds = status.get("conditions") or []
+            if any(c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("message") == reason
+                   for c in conds):
+                continue
+            new = [c for c in conds if c.get("type") != "PodScheduled"]
+            new.append({"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                        "message": reason, "lastTransitionTime": now})
+            try:
+                self.ctx.store.update_status(dict(pod, status=dict(status, conditions=new)))
+            except StoreError:
+                pass  # the pod changed meanwhile; the next session says it again

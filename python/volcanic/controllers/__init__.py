@@ -1,0 +1,1 @@
+"""Volcano's controllers as reconcile logic over a Store (embedded or a real API server)."""

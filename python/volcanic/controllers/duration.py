@@ -1,0 +1,37 @@
+"""Durations as Kubernetes writes them (Go's time.ParseDuration: "90s", "1h30m", "1.5m")."""
+
+from __future__ import annotations
+
+import re
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+
+
+def parse_duration(value: object, field: str) -> float:
+    """Seconds in a Go duration string, or a plain number of seconds.
+
+    Raises ValueError naming `field` for anything else (negative values included).
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{field}: invalid duration {value!r}")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    elif isinstance(value, str) and value.strip():
+        text = value.strip()
+        try:
+            seconds = float(text)
+        except ValueError:
+            pos, seconds = 0, 0.0
+            for m in _PART.finditer(text):
+                if m.start() != pos:
+                    break
+                seconds += float(m.group(1)) * _UNITS[m.group(2)]
+                pos = m.end()
+            if pos != len(text) or pos == 0:
+                raise ValueError(f'{field}: invalid duration "{value}" (use e.g. "90s", "5m", "1h30m")') from None
+    else:
+        raise ValueError(f"{field}: invalid duration {value!r}")
+    if not seconds >= 0 or seconds == float("inf"):
+        raise ValueError(f"{field}: invalid duration {value!r}")
+    return seconds

@@ -1,0 +1,1 @@
+"""Volcano's job controller."""

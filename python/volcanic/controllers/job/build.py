@@ -1,0 +1,167 @@
+"""The objects the job controller makes from a Job: its PodGroup and its pods (reference §2.3,
+"PodGroup built by the job controller" and "Pod construction")."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from volcanic.controllers import quantity
+from volcanic.controllers.runtime import Lister
+
+Obj = dict[str, Any]
+
+JOB_API = "batch.volcano.sh/v1alpha1"
+GROUP_NAME = "scheduling.k8s.io/group-name"
+TASK_SPEC = "volcano.sh/task-spec"
+TASK_INDEX = "volcano.sh/task-index"
+JOB_NAME = "volcano.sh/job-name"
+JOB_NAMESPACE = "volcano.sh/job-namespace"
+QUEUE_NAME = "volcano.sh/queue-name"
+JOB_VERSION = "volcano.sh/job-version"
+TEMPLATE_UID = "volcano.sh/template-uid"
+RETRY_COUNT = "volcano.sh/job-retry-count"
+PARTITION_ID = "volcano.sh/partition-id"
+TOPOLOGY_POLICY = "volcano.sh/numa-topology-policy"
+OUT_OF_SYNC = "volcano.sh/controller-out-of-sync"
+# Copied from the job's annotations to its pods, and from its labels to its pods' labels.
+ANNOTATIONS_TO_PODS = ("volcano.sh/preemptable", "volcano.sh/cooldown-time", "volcano.sh/revocable-zone",
+                       "volcano.sh/jdb-min-available", "volcano.sh/jdb-max-unavailable")
+LABELS_TO_PODS = ("volcano.sh/preemptable", "volcano.sh/cooldown-time")
+
+
+def podgroup_name(job: Obj) -> str:
+    return f"{job['metadata']['name']}-{job['metadata']['uid']}"
+
+
+def pod_name(job: Obj, task: str, index: int) -> str:
+    return f"{job['metadata']['name']}-{task}-{index}"
+
+
+def owner_reference(job: Obj) -> Obj:
+    return {"apiVersion": JOB_API, "kind": "Job", "name": job["metadata"]["name"],
+            "uid": job["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
+
+
+def task_min_available(task: Obj) -> int:
+    if task.get("minAvailable") is not None:
+        return task["minAvailable"]
+    partition = task.get("partitionPolicy") or {}
+    if (partition.get("minPartitions") or 0) > 0:
+        return partition["minPartitions"] * (partition.get("partitionSize") or 0)
+    return task.get("replicas") or 0
+
+
+def build_podgroup(job: Obj, lister: Lister) -> Obj:
+    spec = job["spec"]
+    pg_spec: Obj = {
+        "minMember": spec.get("minAvailable") or 0,
+        "minTaskMember": {t["name"]: task_min_available(t) for t in spec.get("tasks") or []},
+        "queue": spec.get("queue") or "default",
+        "minResources": min_resources(job, lister),
+    }
+    if spec.get("priorityClassName"):
+        pg_spec["priorityClassName"] = spec["priorityClassName"]
+    if spec.get("networkTopology"):
+        pg_spec["networkTopology"] = copy.deepcopy(spec["networkTopology"])
+    groups = [_sub_group(t) for t in spec.get("tasks") or [] if t.get("partitionPolicy")]
+    if groups:
+        pg_spec["subGroupPolicy"] = groups
+    meta = job["metadata"]
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": podgroup_name(job), "namespace": meta["namespace"],
+                         "annotations": dict(meta.get("annotations") or {}),
+                         "labels": dict(meta.get("labels") or {}),
+                         "ownerReferences": [owner_reference(job)]},
+            "spec": pg_spec, "status": {"phase": "Pending"}}
+
+
+def _sub_group(task: Obj) -> Obj:
+    p = task["partitionPolicy"]
+    group = {"name": task["name"], "subGroupSize": p.get("partitionSize") or 1,
+             "minSubGroups": p.get("minPartitions") or 0,
+             "labelSelector": {"matchLabels": {TASK_SPEC: task["name"]}},
+             "matchLabelKeys": [PARTITION_ID]}
+    if p.get("networkTopology"):
+        group["networkTopology"] = copy.deepcopy(p["networkTopology"])
+    return group
+
+
+def min_resources(job: Obj, lister: Lister) -> dict[str, str]:
+    """calcPGMinResources: tasks by their template's priority (highest first); the requests
+    of the pods the gang needs (reference §2.3)."""
+    spec = job["spec"]
+    tasks = list(spec.get("tasks") or [])
+    tasks.sort(key=lambda t: -_priority_of(t, lister))  # stable: equal priorities keep spec order
+    job_min = spec.get("minAvailable") or 0
+    requests = [quantity.pod_requests((t.get("template") or {}).get("spec") or {},
+                                      f"spec.tasks[{t.get('name')}].template.spec") for t in tasks]
+    total: quantity.Resources = {}
+    if job_min < sum(task_min_available(t) for t in tasks):
+        left = job_min
+        for t, req in zip(tasks, requests):
+            n = min(left, t.get("replicas") or 0)
+            quantity.add(total, req, n)
+            left -= n
+    else:
+        for t, req in zip(tasks, requests):
+            quantity.add(total, req, task_min_available(t))
+        left = job_min - sum(task_min_available(t) for t in tasks)
+        for t, req in zip(tasks, requests):
+            n = max(0, min(left, (t.get("replicas") or 0) - task_min_available(t)))
+            quantity.add(total, req, n)
+            left -= n
+    return quantity.to_strings(total)
+
+
+def _priority_of(task: Obj, lister: Lister) -> int:
+    name = ((task.get("template") or {}).get("spec") or {}).get("priorityClassName")
+    pc = lister.get("PriorityClass", name) if name else None
+    return int(pc.get("value", 0)) if pc else 0
+
+
+def build_pod(job: Obj, task: Obj, index: int) -> Obj:
+    """createJobPod: the pod `<job>-<task>-<index>` from the task's template."""
+    meta, spec = job["metadata"], job["spec"]
+    template = copy.deepcopy(task.get("template") or {})
+    pod_spec = template.get("spec") or {}
+    tmeta = template.get("metadata") or {}
+    name = task["name"]
+    pod_spec["schedulerName"] = pod_spec.get("schedulerName") or spec.get("schedulerName") or "volcano"
+    if not pod_spec.get("priorityClassName") and spec.get("priorityClassName"):
+        pod_spec["priorityClassName"] = spec["priorityClassName"]
+    _mount_job_volumes(job, pod_spec)
+    status = job.get("status") or {}
+    annotations = dict(tmeta.get("annotations") or {})
+    annotations.update({TASK_SPEC: name, TASK_INDEX: str(index), GROUP_NAME: podgroup_name(job),
+                        JOB_NAME: meta["name"], QUEUE_NAME: spec.get("queue") or "default",
+                        JOB_VERSION: str(status.get("version", 0)), TEMPLATE_UID: f"{meta['name']}-{name}",
+                        RETRY_COUNT: str(status.get("retryCount", 0))})
+    if task.get("topologyPolicy"):
+        annotations[TOPOLOGY_POLICY] = task["topologyPolicy"]
+    job_annotations = meta.get("annotations") or {}
+    annotations.update({k: job_annotations[k] for k in ANNOTATIONS_TO_PODS if k in job_annotations})
+    labels = dict(tmeta.get("labels") or {})
+    labels.update({TASK_INDEX: str(index), JOB_NAME: meta["name"], TASK_SPEC: name,
+                   JOB_NAMESPACE: meta["namespace"], QUEUE_NAME: spec.get("queue") or "default"})
+    partition = (task.get("partitionPolicy") or {}).get("partitionSize")
+    if partition:
+        labels[PARTITION_ID] = str(index // partition)
+    job_labels = meta.get("labels") or {}
+    labels.update({k: job_labels[k] for k in LABELS_TO_PODS if k in job_labels})
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": pod_name(job, name, index), "namespace": meta["namespace"],
+                         "labels": labels, "annotations": annotations,
+                         "ownerReferences": [owner_reference(job)]},
+            "spec": pod_spec}
+
+
+def _mount_job_volumes(job: Obj, pod_spec: Obj) -> None:
+    """Every container mounts every job volume (the controller names the claims first)."""
+    for v in job["spec"].get("volumes") or []:
+        claim = v.get("volumeClaimName")
+        if not claim:
+            continue
+        pod_spec.setdefault("volumes", []).append({"name": claim, "persistentVolumeClaim": {"claimName": claim}})
+        for c in pod_spec.get("containers") or []:
+            c.setdefault("volumeMounts", []).append({"name": claim, "mountPath": v.get("mountPath", "")})

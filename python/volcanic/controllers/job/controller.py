@@ -1,0 +1,269 @@
+"""The job controller: turns watch events into requests (reference §2.1), resolves them to
+actions through the job's policies (§2.2), delays or runs them through the state machine
+(§2.3), and consumes bus Commands that target Jobs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Hashable
+
+from volcanic.cluster.store import NotFound, Obj, StoreError
+from volcanic.controllers.events import Recorder
+from volcanic.controllers.job import build, state
+from volcanic.controllers.job.plugins import PluginError
+from volcanic.controllers.job.policy import INTERNAL_EVENTS, Request, apply_policies
+from volcanic.controllers.job.sync import JobActions, SyncError, Target
+from volcanic.controllers.runtime import Context, Controller, Handler, Timer
+
+MAX_REQUEUE = 15            # --max-requeue-num
+JOB_ACTIONS = ("RestartJob", "AbortJob", "TerminateJob", "CompleteJob", "ResumeJob")
+
+
+def _annotations(obj: Obj) -> dict:
+    return obj["metadata"].get("annotations") or {}
+
+
+def _phase(obj: Obj) -> str:
+    return (obj.get("status") or {}).get("phase") or ""
+
+
+def _controller_job(obj: Obj) -> Obj | None:
+    for ref in obj["metadata"].get("ownerReferences") or []:
+        if ref.get("controller") and ref.get("kind") == "Job" and str(ref.get("apiVersion", "")).startswith("batch.volcano.sh/"):
+            return ref
+    return None
+
+
+class JobController(Controller):
+    name = "job-controller"
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.recorder = Recorder(ctx.store, ctx.clock.now, "vc-controller-manager")
+        self.actions = JobActions(ctx, self.recorder)
+        self._delayed: dict[str, list[tuple[Request, str, Timer]]] = {}  # job key -> waiting actions
+        self._failures: dict[Request, int] = {}
+
+    def handlers(self) -> dict[str, Handler]:
+        return {"Job": Handler(self._job_added, self._job_updated, self._job_deleted),
+                "Pod": Handler(self._pod_added, self._pod_updated, self._pod_deleted),
+                "PodGroup": Handler(on_update=self._podgroup_updated),
+                "Command": Handler(on_add=self._command_added)}
+
+    # Events (§2.1).
+    def _job_added(self, job: Obj) -> None:
+        self.queue.add(self._job_request(job, "OutOfSync"))
+
+    def _job_updated(self, old: Obj, new: Obj) -> None:
+        if old["metadata"]["resourceVersion"] == new["metadata"]["resourceVersion"]:
+            return
+        old_phase = ((old.get("status") or {}).get("state") or {}).get("phase")
+        new_phase = ((new.get("status") or {}).get("state") or {}).get("phase")
+        if old.get("spec") != new.get("spec") or old_phase != new_phase:
+            self.queue.add(self._job_request(new, "OutOfSync"))
+
+    def _job_deleted(self, job: Obj) -> None:
+        for _, _, timer in self._delayed.pop(f"{job['metadata']['namespace']}/{job['metadata']['name']}", []):
+            timer.cancel()
+
+    def _pod_added(self, pod: Obj) -> None:
+        req = self._pod_request(pod, "PodPending")
+        if req is not None:
+            event = "OutOfSync" if _annotations(pod).get(build.OUT_OF_SYNC) else "PodPending"
+            self._enqueue_pod_event(replace(req, event=event))
+
+    def _pod_updated(self, old: Obj, new: Obj) -> None:
+        if old["metadata"]["resourceVersion"] == new["metadata"]["resourceVersion"]:
+            return
+        req = self._pod_request(new, "OutOfSync")
+        if req is None:
+            return
+        old_phase, new_phase = _phase(old), _phase(new)
+        event, exit_code = "OutOfSync", None
+        if new_phase == "Failed" and old_phase != "Failed":
+            event, exit_code = "PodFailed", _exit_code(new)
+        elif new_phase == "Succeeded" and old_phase != "Succeeded" and self._task_completed(new, req):
+            event = "TaskCompleted"
+        elif new_phase in ("Pending", "Running") and self._task_failed(req):
+            event = "TaskFailed"
+        if old_phase != "Running" and new_phase == "Running":
+            event = "PodRunning"
+        elif old_phase != "Pending" and new_phase == "Pending":
+            event = "PodPending"
+        self._enqueue_pod_event(replace(req, event=event, exit_code=exit_code))
+
+    def _pod_deleted(self, pod: Obj) -> None:
+        req = self._pod_request(pod, "PodEvicted")
+        if req is None:
+            return
+        job = self.ctx.lister.get("Job", req.job_name, req.namespace)
+        out_of_sync = _annotations(pod).get(build.OUT_OF_SYNC) or job is None
+        self._enqueue_pod_event(replace(req, event="OutOfSync" if out_of_sync else "PodEvicted"))
+
+    def _podgroup_updated(self, old: Obj, new: Obj) -> None:
+        if _phase(old) == _phase(new):
+            return
+        ref = _controller_job(new)
+        name = ref["name"] if ref else new["metadata"]["name"]
+        self.queue.add(Request(new["metadata"]["namespace"], name,
+                               event="Unknown" if _phase(new) == "Unknown" else ""))
+
+    def _command_added(self, cmd: Obj) -> None:
+        target = cmd.get("target") or {}
+        if target.get("kind") == "Job":
+            self.queue.add(("command", cmd["metadata"]["namespace"], cmd["metadata"]["name"]))
+
+    # Requests.
+    def _job_request(self, job: Obj, event: str) -> Request:
+        meta = job["metadata"]
+        return Request(meta["namespace"], meta["name"], job_uid=meta["uid"], event=event)
+
+    def _pod_request(self, pod: Obj, event: str) -> Request | None:
+        ann = _annotations(pod)
+        job_name, version, task = ann.get(build.JOB_NAME), ann.get(build.JOB_VERSION), ann.get(build.TASK_SPEC)
+        if not (job_name and version is not None and task):
+            return None
+        ref = _controller_job(pod)
+        try:
+            job_version = int(version)
+        except ValueError:
+            return None
+        meta = pod["metadata"]
+        return Request(meta["namespace"], job_name, job_uid=ref["uid"] if ref else "", task_name=task,
+                       pod_name=meta["name"], pod_uid=meta["uid"], event=event, job_version=job_version)
+
+    def _enqueue_pod_event(self, req: Request) -> None:
+        self._cancel_on_pod_event(req)
+        self.queue.add(req)
+
+    def _task_pods(self, req: Request) -> list[Obj]:
+        return [p for p in self.ctx.lister.by_index("Pod", "job", req.job_key)
+                if _annotations(p).get(build.TASK_SPEC) == req.task_name]
+
+    def _task_spec(self, req: Request) -> Obj | None:
+        job = self.ctx.lister.get("Job", req.job_name, req.namespace)
+        return next((t for t in (job or {}).get("spec", {}).get("tasks") or [] if t.get("name") == req.task_name), None)
+
+    def _task_completed(self, pod: Obj, req: Request) -> bool:
+        task = self._task_spec(req)
+        replicas = (task or {}).get("replicas") or 0
+        done = sum(1 for p in self._task_pods(req) if _phase(p) == "Succeeded")
+        return replicas > 0 and done >= replicas
+
+    def _task_failed(self, req: Request) -> bool:
+        task = self._task_spec(req)
+        if task is None or not task.get("replicas"):
+            return False
+        max_retry = task.get("maxRetry") or 3
+        if max_retry == -1:
+            return False
+        restarts = sum(c.get("restartCount", 0)
+                       for p in self._task_pods(req) if _phase(p) in ("Running", "Pending")
+                       for c in ((p.get("status") or {}).get("initContainerStatuses") or [])
+                       + ((p.get("status") or {}).get("containerStatuses") or []))
+        return restarts >= max_retry
+
+    def process(self, request: Hashable) -> None:
+        if isinstance(request, tuple):
+            self._consume_command(*request[1:])
+            return
+        req: Request = request
+        job = self.ctx.lister.get("Job", req.job_name, req.namespace)
+        if job is None:
+            return
+        action, delay = apply_policies(job, req)
+        if delay:
+            self._delay(req, action, delay)
+            return
+        if req.event not in INTERNAL_EVENTS and action != "SyncJob":
+            self.recorder.event(job, "Normal", "ExecuteAction", f"Start to execute action {action} ")
+        try:
+            state.execute(self.actions, job, action, Target(task=req.task_name if action == "RestartTask" else "",
+                                                            pod=req.pod_name if action == "RestartPod" else ""))
+        except (StoreError, SyncError, PluginError) as e:
+            self._requeue(req, job, action, e)
+            return
+        self._failures.pop(req, None)
+        if action != "SyncJob":
+            self._cancel_after(req, action)
+
+    def _consume_command(self, namespace: str, name: str) -> None:
+        cmd = self.ctx.lister.get("Command", name, namespace)
+        if cmd is None:
+            return
+        try:
+            self.ctx.store.delete("Command", name, namespace)
+        except NotFound:
+            return  # consumed already: a command runs at most once
+        target = cmd.get("target") or {}
+        job = self.ctx.lister.get("Job", target.get("name", ""), namespace)
+        if job is None:
+            return
+        action = cmd.get("action") or ""
+        self.recorder.event(job, "Normal", "CommandIssued",
+                            f"Start to execute command {action}, and clean it up to make sure executed not more than once.")
+        self.queue.add(Request(namespace, job["metadata"]["name"], job_uid=job["metadata"]["uid"],
+                               event="CommandIssued", action=action))
+
+    def _requeue(self, req: Request, job: Obj, action: str, error: Exception) -> None:
+        n = self._failures.get(req, 0) + 1
+        if n <= MAX_REQUEUE:
+            self._failures[req] = n
+            self.ctx.clock.after(min(0.005 * 2 ** (n - 1), 1000.0), lambda: self.queue.add(req))
+            return
+        self._failures.pop(req, None)
+        self.recorder.event(job, "Warning", "ExecuteAction",
+                            f"Job failed on action {action} for retry limit reached: {error}")
+        self.queue.add(replace(req, action="TerminateJob", event=""))
+
+    # Delayed actions (§2.2).
+    def _delay(self, req: Request, action: str, delay: float) -> None:
+        fired = replace(req, action=action)
+        timer = self.ctx.clock.after(delay, lambda: self._fire(fired))
+        self._delayed.setdefault(req.job_key, []).append((req, action, timer))
+
+    def _fire(self, req: Request) -> None:
+        waiting = self._delayed.get(req.job_key, [])
+        self._delayed[req.job_key] = [w for w in waiting if w[0] != replace(req, action="")]
+        self.queue.add(req)
+
+    def _cancel_on_pod_event(self, req: Request) -> None:
+        def cancelled(waiting: Request) -> bool:
+            if waiting.pod_uid != req.pod_uid or not req.pod_uid:
+                return False
+            if waiting.event == "PodPending":
+                return req.event != "PodPending"
+            return waiting.event in ("PodFailed", "PodEvicted") and req.event == "PodRunning"
+        self._cancel(req.job_key, lambda w, a: cancelled(w))
+
+    def _cancel_after(self, req: Request, action: str) -> None:
+        def same(waiting: Request, waiting_action: str) -> bool:
+            if waiting_action != action:
+                return False
+            if action == "RestartTask":
+                return waiting.task_name == req.task_name
+            if action == "RestartPod":
+                return waiting.pod_name == req.pod_name
+            return True
+        self._cancel(req.job_key, same)
+
+    def _cancel(self, job_key: str, match) -> None:
+        kept = []
+        for waiting, action, timer in self._delayed.get(job_key, []):
+            if match(waiting, action):
+                timer.cancel()
+            else:
+                kept.append((waiting, action, timer))
+        if kept:
+            self._delayed[job_key] = kept
+        else:
+            self._delayed.pop(job_key, None)
+
+
+def _exit_code(pod: Obj) -> int | None:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    if statuses:
+        terminated = (statuses[0].get("state") or {}).get("terminated")
+        if terminated:
+            return terminated.get("exitCode")
+    return None

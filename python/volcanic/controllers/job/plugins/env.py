@@ -1,0 +1,24 @@
+"""The env plugin (reference §2.4, Volcano's plugins/env): every container and init container
+learns the pod's index in its task as VK_TASK_INDEX and VC_TASK_INDEX."""
+
+from __future__ import annotations
+
+from volcanic.cluster.store import Obj
+from volcanic.controllers.job.plugins.common import JobPlugin, containers, pod_index, set_env_value
+
+TASK_VK_INDEX = "VK_TASK_INDEX"
+TASK_INDEX = "VC_TASK_INDEX"
+
+
+class EnvPlugin(JobPlugin):
+    """No flags (Volcano ignores this plugin's arguments; here a stray "--flag" is an error,
+    like every plugin's). No cluster objects: job hooks only record controlledResources."""
+
+    name = "env"
+
+    def on_pod_create(self, pod: Obj, job: Obj) -> None:
+        """Set both index variables, the pod name's index suffix, on all (init) containers."""
+        index = pod_index(pod)
+        for c in containers(pod):
+            set_env_value(c, TASK_VK_INDEX, index)
+            set_env_value(c, TASK_INDEX, index)

@@ -1,0 +1,332 @@
+"""The job controller's two workhorses, SyncJob and KillJob (reference §2.3,
+`job_controller_actions.go`), plus the targeted kill of RestartTask and RestartPod.
+
+Both finish the same way: recount the job's pods into status, let the state's update
+function move the phase (appending a condition when it does), write the status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from volcanic.cluster.store import AlreadyExists, NotFound, Obj, clone, rfc3339
+from volcanic.controllers.events import Recorder
+from volcanic.controllers.job import build
+from volcanic.controllers.job.plugins import PluginError, plugins_of
+from volcanic.controllers.runtime import Context
+
+UpdateFn = Callable[[dict], bool]  # changes status in place; True when the phase changed
+RETAIN_NONE: frozenset[str] = frozenset()
+RETAIN_SOFT = frozenset({"Succeeded", "Failed"})
+COUNTERS = ("pending", "running", "succeeded", "failed", "terminating", "unknown")
+_PHASE_COUNTER = {"Pending": "pending", "Running": "running", "Succeeded": "succeeded", "Failed": "failed"}
+
+
+class SyncError(Exception):
+    """An action could not finish (a pod not created, a missing claim); it is retried."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a targeted kill removes: the pods of a task, or one pod."""
+
+    task: str = ""
+    pod: str = ""
+
+    def matches(self, pod: Obj) -> bool:
+        meta = pod["metadata"]
+        if self.pod:
+            return meta["name"] == self.pod
+        return (meta.get("annotations") or {}).get(build.TASK_SPEC) == self.task
+
+
+class JobActions:
+    def __init__(self, ctx: Context, recorder: Recorder) -> None:
+        self.ctx, self.recorder = ctx, recorder
+        self._pending_notes: dict[str, str] = {}  # job uid -> the last PodGroupPending message
+
+    def pods_of(self, job: Obj) -> list[Obj]:
+        meta = job["metadata"]
+        return self.ctx.lister.by_index("Pod", "job", f"{meta['namespace']}/{meta['name']}")
+
+    # KillJob and the targeted kill.
+    def kill_job(self, job: Obj, retain: frozenset[str], update: UpdateFn | None = None) -> None:
+        """Deletes the job's pods but those in a retained phase; bumps status.version;
+        deletes the PodGroup."""
+        if job["metadata"].get("deletionTimestamp"):
+            return
+        job = clone(job)
+        status = job.setdefault("status", {})
+        if status.get("retryCount", 0) >= job["spec"].get("maxRetry", 3) - 1:
+            retain = RETAIN_SOFT  # the last retry keeps finished pods for inspection
+        counts = self._kill(job, lambda pod: True, retain)
+        status["version"] = status.get("version", 0) + 1
+        for plugin in self._plugins(job):
+            plugin.on_job_delete(job, self.ctx.store)
+        self._finish(job, counts, update)
+        try:
+            self.ctx.store.delete("PodGroup", build.podgroup_name(job), job["metadata"]["namespace"])
+        except NotFound:
+            pass
+
+    def kill_target(self, job: Obj, target: Target, update: UpdateFn | None = None) -> None:
+        """Deletes the pods of one task or one pod (RestartTask, RestartPod)."""
+        if job["metadata"].get("deletionTimestamp"):
+            return
+        job = clone(job)
+        job.setdefault("status", {})
+        self._finish(job, self._kill(job, target.matches, RETAIN_NONE), update)
+
+    def _kill(self, job: Obj, selected: Callable[[Obj], bool], retain: frozenset[str]) -> dict:
+        counts = _Counts()
+        for pod in self.pods_of(job):
+            if pod["metadata"].get("deletionTimestamp"):
+                counts.terminating += 1
+                continue
+            if selected(pod) and (pod.get("status") or {}).get("phase") not in retain:
+                self.delete_pod(pod)
+                counts.terminating += 1
+                continue
+            counts.add(pod)
+        return counts
+
+    def delete_pod(self, pod: Obj) -> None:
+        """Marks the pod out of sync (so its deletion is not taken as an eviction), then
+        deletes it."""
+        meta = pod["metadata"]
+        marked = clone(pod)
+        marked["metadata"].setdefault("annotations", {})[build.OUT_OF_SYNC] = "true"
+        try:
+            self.ctx.store.update(marked)
+            self.ctx.store.delete("Pod", meta["name"], meta["namespace"])
+        except NotFound:
+            pass
+
+    # SyncJob.
+    def sync_job(self, job: Obj, update: UpdateFn | None = None) -> None:
+        """Initialises the job, keeps its PodGroup in line and, once the PodGroup is
+        admitted (Inqueue or later), creates the pods it lacks and deletes extra ones."""
+        if job["metadata"].get("deletionTimestamp"):
+            return
+        job = clone(job)
+        status = job.setdefault("status", {})
+        phase = (status.get("state") or {}).get("phase") or ""
+        if phase in ("", "Pending"):
+            self._initiate(job)
+        else:
+            self._on_update(job)
+        pg = self._podgroup(job)
+        pg_phase = ((pg or {}).get("status") or {}).get("phase") or ""
+        if pg_phase in ("", "Pending"):
+            self._note_pending(job, pg)
+            self._write_status(job, update)
+            return
+        counts = self._create_and_delete_pods(job)
+        self._finish(job, counts, update)
+
+    def _initiate(self, job: Obj) -> None:
+        status = job["status"]
+        if not (status.get("state") or {}).get("phase"):
+            status["state"] = {"phase": "Pending", "lastTransitionTime": self._now()}
+            status["minAvailable"] = job["spec"].get("minAvailable", 0)
+            _add_condition(status, "Pending", self._now())
+        for plugin in self._plugins(job):
+            plugin.on_job_add(job, self.ctx.store)
+        self._ensure_volumes(job)
+        self._ensure_podgroup(job)
+
+    def _on_update(self, job: Obj) -> None:
+        for plugin in self._plugins(job):
+            plugin.on_job_update(job, self.ctx.store)
+        self._ensure_podgroup(job)
+
+    def _plugins(self, job: Obj) -> list:
+        try:
+            return plugins_of(job)
+        except PluginError as e:
+            self.recorder.event(job, "Warning", "PluginError", str(e))
+            raise SyncError(str(e)) from None
+
+    def _ensure_volumes(self, job: Obj) -> None:
+        """createJobIOIfNotExist: a named claim must exist; a claim template becomes a PVC
+        named `<job>-pvc-<index>` whose name is written back into the job's spec."""
+        meta, volumes = job["metadata"], job["spec"].get("volumes") or []
+        named = False
+        for i, v in enumerate(volumes):
+            claim = v.get("volumeClaimName")
+            if claim:
+                if self.ctx.lister.get("PersistentVolumeClaim", claim, meta["namespace"]) is None:
+                    message = f"pvc {claim} is not found, the job will be in the Pending state until the PVC is created"
+                    self.recorder.event(job, "Warning", "PVCError", message)
+                    raise SyncError(message)
+                continue
+            if v.get("volumeClaim") is None:
+                continue
+            claim = f"{meta['name']}-pvc-{i}"
+            try:
+                self.ctx.store.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                                       "metadata": {"name": claim, "namespace": meta["namespace"],
+                                                    "ownerReferences": [build.owner_reference(job)]},
+                                       "spec": clone(v["volumeClaim"])})
+            except AlreadyExists:
+                pass
+            v["volumeClaimName"] = claim
+            job["status"].setdefault("controlledResources", {})[f"volume-pvc-{claim}"] = claim
+            named = True
+        if named:
+            latest = clone(self.ctx.lister.get("Job", meta["name"], meta["namespace"]) or job)
+            latest["spec"]["volumes"] = volumes
+            updated = self.ctx.store.update(latest)
+            meta["resourceVersion"] = updated["metadata"]["resourceVersion"]
+
+    def _podgroup(self, job: Obj) -> Obj | None:
+        ns = job["metadata"]["namespace"]
+        return (self.ctx.lister.get("PodGroup", build.podgroup_name(job), ns)
+                or self.ctx.lister.get("PodGroup", job["metadata"]["name"], ns))
+
+    def _ensure_podgroup(self, job: Obj) -> None:
+        want = build.build_podgroup(job, self.ctx.lister)
+        have = self._podgroup(job)
+        if have is None:
+            try:
+                self.ctx.store.create(want)
+            except AlreadyExists:
+                pass
+            return
+        fields = ("priorityClassName", "minMember", "minResources", "minTaskMember", "subGroupPolicy")
+        spec = have.get("spec") or {}
+        if all(spec.get(f) == want["spec"].get(f) for f in fields):
+            return
+        new = clone(have)
+        for f in fields:
+            if f in want["spec"]:
+                new["spec"][f] = want["spec"][f]
+            else:
+                new["spec"].pop(f, None)
+        self.ctx.store.update(new)
+
+    def _note_pending(self, job: Obj, pg: Obj | None) -> None:
+        for c in ((pg or {}).get("status") or {}).get("conditions") or []:
+            if c.get("type") == "Unschedulable" and c.get("status") == "True":
+                message = f"PodGroup {job['metadata']['namespace']}:{job['metadata']['name']} unschedule,reason: {c.get('message', '')}"
+                if self._pending_notes.get(job["metadata"]["uid"]) != message:
+                    self._pending_notes[job["metadata"]["uid"]] = message
+                    self.recorder.event(job, "Warning", "PodGroupPending", message)
+                return
+
+    def _create_and_delete_pods(self, job: Obj) -> "_Counts":
+        counts = _Counts()
+        existing = {p["metadata"]["name"]: p for p in self.pods_of(job)}
+        to_delete: list[Obj] = []
+        tasks = job["spec"].get("tasks") or []
+        for task in tasks:
+            to_create = []
+            for i in range(task.get("replicas") or 0):
+                name = build.pod_name(job, task["name"], i)
+                pod = existing.pop(name, None)
+                if pod is None:
+                    to_create.append(self._new_pod(job, task, i))
+                elif pod["metadata"].get("deletionTimestamp"):
+                    counts.terminating += 1
+                elif (pod["metadata"].get("annotations") or {}).get(build.OUT_OF_SYNC):
+                    to_delete.append(pod)
+                else:
+                    counts.add(pod)
+            if to_create and self._dependencies_ready(job, task):
+                for pod in to_create:
+                    try:
+                        counts.add(self.ctx.store.create(pod))
+                    except AlreadyExists:
+                        pass
+            for pod in [p for p in existing.values()
+                        if (p["metadata"].get("annotations") or {}).get(build.TASK_SPEC) == task["name"]]:
+                to_delete.append(existing.pop(pod["metadata"]["name"]))  # scaled down
+        for pod in to_delete:
+            if not pod["metadata"].get("deletionTimestamp"):
+                self.delete_pod(pod)
+                counts.terminating += 1
+        return counts
+
+    def _new_pod(self, job: Obj, task: Obj, index: int) -> Obj:
+        pod = build.build_pod(job, task, index)
+        for plugin in self._plugins(job):
+            plugin.on_pod_create(pod, job)
+        return pod
+
+    def _dependencies_ready(self, job: Obj, task: Obj) -> bool:
+        depends = task.get("dependsOn") or {}
+        names = depends.get("name") or []
+        if not names:
+            return True
+        ready = [self._task_ready(job, n) for n in names]
+        if depends.get("iteration") == "any" and len(names) > 1:
+            return any(ready)
+        return all(ready)
+
+    def _task_ready(self, job: Obj, task_name: str) -> bool:
+        task = next((t for t in job["spec"].get("tasks") or [] if t.get("name") == task_name), None)
+        if task is None:
+            return False
+        need = task.get("minAvailable") if task.get("minAvailable") is not None else task.get("replicas") or 0
+        ready = 0
+        for pod in self.pods_of(job):
+            if (pod["metadata"].get("annotations") or {}).get(build.TASK_SPEC) != task_name:
+                continue
+            status = pod.get("status") or {}
+            if status.get("phase") == "Succeeded" or (status.get("phase") == "Running" and all(
+                    c.get("ready") for c in status.get("containerStatuses") or [])):
+                ready += 1
+        return ready >= need
+
+    # Status.
+    def _finish(self, job: Obj, counts: "_Counts", update: UpdateFn | None) -> None:
+        status = job["status"]
+        for name in COUNTERS:
+            status.pop(name, None)
+            if getattr(counts, name):
+                status[name] = getattr(counts, name)
+        status["taskStatusCount"] = counts.by_task
+        if not status["taskStatusCount"]:
+            del status["taskStatusCount"]
+        status["minAvailable"] = job["spec"].get("minAvailable", 0)
+        self._write_status(job, update)
+
+    def _write_status(self, job: Obj, update: UpdateFn | None) -> None:
+        status = job["status"]
+        if update is not None and update(status):
+            now = self._now()
+            status["state"]["lastTransitionTime"] = now
+            _add_condition(status, status["state"]["phase"], now)
+        current = self.ctx.lister.get("Job", job["metadata"]["name"], job["metadata"]["namespace"])
+        if current is not None and current.get("status") == status:
+            return
+        self.ctx.store.update_status(job)
+
+    def _now(self) -> str:
+        return rfc3339(self.ctx.clock.now())
+
+
+class _Counts:
+    """classifyAndAddUpPodBaseOnPhase and calcPodStatus."""
+
+    def __init__(self) -> None:
+        self.pending = self.running = self.succeeded = self.failed = self.terminating = self.unknown = 0
+        self.by_task: dict[str, Any] = {}
+
+    def add(self, pod: Obj) -> "_Counts":
+        phase = (pod.get("status") or {}).get("phase") or "Pending"
+        counter = _PHASE_COUNTER.get(phase, "unknown")
+        setattr(self, counter, getattr(self, counter) + 1)
+        task = (pod["metadata"].get("annotations") or {}).get(build.TASK_SPEC)
+        if task:
+            phases = self.by_task.setdefault(task, {"phase": {}})["phase"]
+            phases[phase] = phases.get(phase, 0) + 1
+        return self
+
+
+def _add_condition(status: dict, phase: str, now: str) -> None:
+    """Each phase appears once among the conditions; the newest goes last."""
+    conditions = [c for c in status.get("conditions") or [] if c.get("status") != phase]
+    conditions.append({"status": phase, "lastTransitionTime": now})
+    status["conditions"] = conditions
