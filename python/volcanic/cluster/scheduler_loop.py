@@ -7,8 +7,9 @@ session every schedule period, and write its decisions back like Volcano's sched
   deterministic, so that session would decide the same nothing again.
 - Binds go through the pods/binding call (spec.nodeName and PodScheduled); a failed bind is
   forgotten by the engine and retried next cycle. Evictions set the DisruptionTarget
-  condition, then delete the pod. PodGroup status, Queue status.allocated and the
-  PodScheduled=False condition of unschedulable pods are written only when they change.
+  condition, then delete the pod. PodGroup status, Queue status.allocated (the engine
+  reports only those that changed) and the PodScheduled=False condition of unschedulable
+  pods are written only when they change.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class SchedulerLoop:
             return
         self._dirty = False
         self.sessions += 1
-        d = self.engine.run_once(self.ctx.clock.now())
+        d = self.engine.run_once(self.ctx.clock.now(), changed_only=True)
         self.last = d
         if d.binds or d.evictions:
             self._dirty = True
@@ -99,11 +100,8 @@ class SchedulerLoop:
             pg = self.ctx.lister.get("PodGroup", name, namespace)
             if pg is None:
                 continue
-            old = pg.get("status") or {}
-            if all(old.get(k) == v for k, v in status.items()):
-                continue
             try:
-                self.ctx.store.update_status(dict(pg, status=dict(old, **status)))
+                self.ctx.store.update_status(dict(pg, status=dict(pg.get("status") or {}, **status)))
             except StoreError as e:
                 log.info("scheduler: status of PodGroup %s not written: %s", key, e)
 
@@ -112,11 +110,8 @@ class SchedulerLoop:
             q = self.ctx.lister.get("Queue", name)
             if q is None:
                 continue
-            old = q.get("status") or {}
-            if old.get("allocated") == status["allocated"]:
-                continue
             try:
-                self.ctx.store.update_status(dict(q, status=dict(old, allocated=status["allocated"])))
+                self.ctx.store.update_status(dict(q, status=dict(q.get("status") or {}, allocated=status["allocated"])))
             except StoreError as e:
                 log.info("scheduler: status of Queue %s not written: %s", name, e)
 

@@ -1,15 +1,16 @@
 """Kubernetes Events recorded for what controllers do (`c.list("Event", ns)`).
 
 An Event names the object it is about (involvedObject), a reason and a message, as
-client-go's recorder writes them. Names are `<object>.<counter in hex>`, so the same
-history gives the same Event names.
+client-go's recorder writes them. Names are `<object>.<counter in hex>` (the next free
+one, as several recorders write about the same objects), so the same history gives the
+same Event names.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from volcanic.cluster.store import Store, rfc3339
+from volcanic.cluster.store import AlreadyExists, Store, rfc3339
 
 Obj = dict[str, Any]
 
@@ -24,16 +25,22 @@ class Recorder:
     def event(self, obj: Obj, type_: str, reason: str, message: str) -> None:
         """Records an Event of `type_` ("Normal" or "Warning") about `obj`."""
         meta = obj.get("metadata", {})
-        self._count += 1
         now = rfc3339(self._clock())
-        namespace = meta.get("namespace") or "default"
-        self._store.create({
+        event = {
             "apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": f"{meta.get('name', '')}.{self._count:016x}", "namespace": namespace},
+            "metadata": {"namespace": meta.get("namespace") or "default"},
             "involvedObject": {"kind": obj.get("kind"), "apiVersion": obj.get("apiVersion"),
                                "name": meta.get("name"), "namespace": meta.get("namespace"),
                                "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")},
             "reason": reason, "message": message, "type": type_,
             "source": {"component": self.component},
             "firstTimestamp": now, "lastTimestamp": now, "count": 1,
-        })
+        }
+        while True:
+            self._count += 1
+            event["metadata"]["name"] = f"{meta.get('name', '')}.{self._count:016x}"
+            try:
+                self._store.create(event)
+                return
+            except AlreadyExists:
+                continue

@@ -63,14 +63,18 @@ class Scheduler:
         """Drops what the scheduler assumed about pod "ns/name" (a failed bind)."""
         self._core.forget(key)
 
-    def run_once(self, now: float | None = None) -> Decisions:
-        """Runs one session; `now` is seconds since the epoch (default: the wall clock)."""
+    def run_once(self, now: float | None = None, changed_only: bool = False) -> Decisions:
+        """Runs one session; `now` is seconds since the epoch (default: the wall clock).
+
+        With changed_only, `podgroups` and `queues` hold only the statuses that differ from
+        what the PodGroup and Queue objects last upserted say (what a status writer needs).
+        """
         # The decisions of a large session are many small objects; collecting
         # while they are built would walk the caller's whole heap repeatedly.
         paused = gc.isenabled()
         gc.disable()
         try:
-            return Decisions(**self._core.run_once(_now_ms(now)))
+            return Decisions(**self._core.run_once(_now_ms(now), changed_only))
         finally:
             if paused:
                 gc.enable()

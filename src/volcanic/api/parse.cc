@@ -457,6 +457,11 @@ absl::StatusOr<JobInfo> ParsePodGroup(const json& obj, const ParseOptions& opts)
       }
       j.conditions.push_back(std::move(c));
     }
+    int i = 0;
+    for (const char* field : {"running", "succeeded", "failed"}) {
+      ASSIGN_OR_RETURN(auto n, f.Int(*status, field, "status"));
+      ASSIGN_OR_RETURN(j.status_counts[i++], ToInt32(f, absl::StrCat("status.", field), n.value_or(0)));
+    }
   }
   return j;
 }
@@ -492,6 +497,10 @@ absl::StatusOr<QueueInfo> ParseQueue(const json& obj) {
     // A queue the queue controller has not synced yet has no state; treat it
     // as Open, as the controller will.
     if (state && !state->empty()) q.state = *state;
+    ASSIGN_OR_RETURN(const json* allocated, f.Find(*status, "allocated", "status"));
+    if (allocated) {
+      ASSIGN_OR_RETURN(q.status_allocated, f.Resources(*status, "allocated", "status"));
+    }
   }
   return q;
 }

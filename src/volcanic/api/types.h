@@ -119,6 +119,7 @@ struct NodeInfo {
 
 struct PodGroupCondition {
   std::string type, status, transition_id, last_transition_time, reason, message;
+  bool operator==(const PodGroupCondition&) const = default;
 };
 
 struct JobInfo {
@@ -133,6 +134,7 @@ struct JobInfo {
   std::optional<Resource> min_resources;
   std::string phase;  // PodGroup status.phase
   std::vector<PodGroupCondition> conditions;
+  std::array<int32_t, 3> status_counts{};  // status.running, succeeded, failed as read
   int64_t creation_ms = 0;
   bool preemptable = false;
   Labels labels, annotations;
@@ -156,6 +158,7 @@ struct JobInfo {
 
 struct QueueInfo {
   std::string name, uid, parent;
+  std::optional<Resource> status_allocated;  // status.allocated as read
   int32_t weight = 1;
   int32_t priority = 0;
   Resource capability = Resource::Infinite();

@@ -118,12 +118,12 @@ class PyScheduler {
     Check(st);
   }
 
-  py::dict RunOnce(int64_t now_ms) {
+  py::dict RunOnce(int64_t now_ms, bool changed_only) {
     absl::StatusOr<Decisions> d;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mu_);
-      d = s_.RunOnce(now_ms);
+      d = s_.RunOnce(now_ms, changed_only);
     }
     Check(d.status());
     return ToPython(*d);
@@ -143,7 +143,7 @@ void BindScheduler(py::module_& m) {
       .def("upsert_many", &PyScheduler::UpsertMany, py::arg("objs"))
       .def("delete", &PyScheduler::Delete, py::arg("kind"), py::arg("name"), py::arg("namespace") = py::none())
       .def("forget", &PyScheduler::Forget, py::arg("key"))
-      .def("run_once", &PyScheduler::RunOnce, py::arg("now_ms"));
+      .def("run_once", &PyScheduler::RunOnce, py::arg("now_ms"), py::arg("changed_only") = false);
   m.def("plugin_names", [] { return Registry::Global().PluginNames(); });
   m.def("action_names", [] { return Registry::Global().ActionNames(); });
 }

@@ -21,7 +21,8 @@ class Scheduler {
   const SchedulerConf& conf() const { return conf_; }
   // One session at `now_ms` (milliseconds since the epoch). A plugin error
   // (only possible from plugins that fail to build) leaves the cache as it was.
-  absl::StatusOr<Decisions> RunOnce(int64_t now_ms);
+  // changed_only: see SessionOptions.
+  absl::StatusOr<Decisions> RunOnce(int64_t now_ms, bool changed_only = false);
 
  private:
   Cache cache_;

@@ -79,6 +79,7 @@ absl::Status Session::Open() {
     if (!Cache::Schedulable(*job)) continue;
     jobs_.emplace(key, job.get());
     old_conditions_[job.get()] = job->conditions;
+    old_phases_[job.get()] = job->phase;
   }
   ResolvePriorities();
 

@@ -62,6 +62,9 @@ using NodeLocalFn = std::function<bool(const TaskInfo&)>;
 struct SessionOptions {
   int64_t now_ms = 0;
   std::string uid = "session";
+  // Report only PodGroup and queue statuses that differ from what the objects
+  // say now (what Volcano's status updater writes), not every one.
+  bool changed_only = false;
 };
 
 class Session {
@@ -216,6 +219,7 @@ class Session {
   // Allocations undone by Discard, by job.
   absl::flat_hash_map<const JobInfo*, absl::flat_hash_set<const TaskInfo*>> discarded_;
   absl::flat_hash_map<const JobInfo*, std::vector<PodGroupCondition>> old_conditions_;
+  absl::flat_hash_map<const JobInfo*, std::string> old_phases_;
   std::vector<std::pair<const JobInfo*, std::string>> gang_unschedulable_;  // job -> message
   absl::btree_map<std::string, std::string> skipped_;  // task key -> reason
   std::vector<std::pair<std::string, std::string>> binds_;

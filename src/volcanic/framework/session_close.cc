@@ -97,12 +97,18 @@ void Session::WritePodGroupStatus(Decisions* out) {
       if (t->status == TaskStatus::kPipelined) out->pipelined.emplace_back(tk, t->node_name);
     job->phase = PodGroupPhase(*job, HasUnschedulableFrom(*job, opts_.uid));
     KeepUnchangedStamps(job->conditions, old_conditions_[job]);
+    std::array<int32_t, 3> counts = {job->Count(Mask(TaskStatus::kRunning)),
+                                     job->Count(Mask(TaskStatus::kSucceeded)),
+                                     job->Count(Mask(TaskStatus::kFailed))};
+    if (opts_.changed_only && job->phase == old_phases_[job] && job->conditions == old_conditions_[job] &&
+        counts == job->status_counts)
+      continue;
     PodGroupStatusOut& st = out->podgroups[key];
     st.phase = job->phase;
     st.conditions = job->conditions;
-    st.running = job->Count(Mask(TaskStatus::kRunning));
-    st.succeeded = job->Count(Mask(TaskStatus::kSucceeded));
-    st.failed = job->Count(Mask(TaskStatus::kFailed));
+    st.running = counts[0];
+    st.succeeded = counts[1];
+    st.failed = counts[2];
   }
 }
 
@@ -119,6 +125,9 @@ void Session::WriteQueueStatus(Decisions* out) {
       name = q->parent.empty() ? "root" : q->parent;
     }
   }
+  if (!opts_.changed_only) return;
+  for (const auto& [name, q] : queues_)
+    if (q->status_allocated && *q->status_allocated == out->queue_allocated[name]) out->queue_allocated.erase(name);
 }
 
 void Session::RevertUncommitted() {

@@ -1,0 +1,225 @@
+"""Volcano's PodGroup controller for plain pods (reference §2.5; `pkg/controllers/podgroup/`).
+
+On a Pod add, for a pod whose spec.schedulerName is one of ctx.scheduler_names and that has
+no `scheduling.k8s.io/group-name` annotation (a Volcano Job's pods always have one), it
+creates PodGroup `podgroup-<controller owner uid>`, or `podgroup-<pod uid>` for a pod
+without a controller owner, unless it exists, then patches the pod's group-name annotation:
+- minMember: the owner's `scheduling.volcano.sh/group-min-member` annotation, else 1;
+- minResources: the pod's requests x minMember (util.CalTaskRequests), see pod_requests();
+- queue: the pod's `scheduling.volcano.sh/queue-name` annotation, else "default";
+- priorityClassName: the pod's;
+- annotations: the owners' `volcano.sh/*` annotations (--inherit-owner-annotations, on by
+  default), then the pod's preemptable, cooldown-time, revocable-zone annotations and
+  jdb-min-available (else jdb-max-unavailable); labels: the pod's preemptable and
+  cooldown-time labels;
+- spec.networkTopology from the pod's network-topology annotations (mode default hard);
+- ownerReferences: the pod's, when one of them is the controller, else a controller
+  reference to the pod itself (so the PodGroup goes with the pod);
+- status.phase Pending.
+Owners are read from the store when their kind is one it keeps (ReplicaSet, StatefulSet,
+DaemonSet, batch/v1 Job); the embedded cluster keeps none of them today, so minMember is 1.
+
+Deviation: Volcano's minResources is the ResourceQuota usage of the pod (GetPodQuotaUsage),
+which besides the compute requests holds object counts and quota names (count/pods, pods,
+requests.cpu, limits.cpu, ...). Only the compute resources are written here: the scheduler
+would read the others as extended resources that no node has.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Hashable
+
+from volcanic.cluster.kinds import KINDS
+from volcanic.cluster.store import Obj, StoreError, clone
+from volcanic.controllers import quantity
+from volcanic.controllers.runtime import Context, Controller, Handler
+from volcanic.errors import AdmissionError
+
+GROUP_NAME = "scheduling.k8s.io/group-name"
+MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
+QUEUE_NAME = "scheduling.volcano.sh/queue-name"
+PG_PREFIX = "podgroup-"
+ANNOTATION_PREFIX = "volcano.sh/"
+PREEMPTABLE = "volcano.sh/preemptable"
+COOLDOWN_TIME = "volcano.sh/cooldown-time"
+REVOCABLE_ZONE = "volcano.sh/revocable-zone"
+JDB_MIN_AVAILABLE = "volcano.sh/jdb-min-available"
+JDB_MAX_UNAVAILABLE = "volcano.sh/jdb-max-unavailable"
+TOPOLOGY_MODE = "volcano.sh/network-topology-mode"
+TOPOLOGY_TIER = "volcano.sh/network-topology-highest-tier"
+# Owner kinds whose annotations are inherited (getAnnotationsFromUpperRes), by API group.
+OWNER_KINDS = {"ReplicaSet": "apps/", "DaemonSet": "apps/", "StatefulSet": "apps/", "Job": "batch/"}
+
+
+def _quota_tracked(name: str) -> bool:
+    """The compute resources quota's PodUsageFunc reports (podComputeUsageHelper): cpu,
+    memory, ephemeral-storage, hugepages-* and extended resources."""
+    if name in ("cpu", "memory", "ephemeral-storage") or name.startswith("hugepages-"):
+        return True
+    return "/" in name and not name.startswith("requests.") and "kubernetes.io/" not in name
+
+
+def pod_requests(pod: Obj) -> quantity.Resources:
+    """GetPodQuotaUsage's compute resources: the pod's requests, nothing for a terminal pod.
+    The quota's object counts (count/pods, pods, requests.*, limits.*) are left out: see
+    the module docstring."""
+    if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        return {}
+    return {name: q for name, q in quantity.pod_requests(pod.get("spec") or {}).items() if _quota_tracked(name)}
+
+
+def min_resources(pod: Obj, min_member: int) -> dict[str, str]:
+    """util.CalTaskRequests: the pod's requests added min_member times."""
+    return {name: quantity.format_quantity((value * min_member, fmt))
+            for name, (value, fmt) in sorted(pod_requests(pod).items()) if min_member > 0}
+
+
+def podgroup_name(pod: Obj) -> str:
+    """helpers.GeneratePodgroupName."""
+    for ref in pod["metadata"].get("ownerReferences") or []:
+        if ref.get("controller"):
+            return PG_PREFIX + str(ref.get("uid", ""))
+    return PG_PREFIX + pod["metadata"]["uid"]
+
+
+def owner_references(pod: Obj) -> list[Obj]:
+    """newPGOwnerReferences."""
+    refs = pod["metadata"].get("ownerReferences") or []
+    if any(r.get("controller") for r in refs):
+        return clone(refs)
+    return [{"apiVersion": "v1", "kind": "Pod", "name": pod["metadata"]["name"],
+             "uid": pod["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
+
+
+def _network_topology(annotations: dict[str, str]) -> Obj | None:
+    """parseNetworkTopologyFromPod."""
+    if TOPOLOGY_MODE not in annotations and TOPOLOGY_TIER not in annotations:
+        return None
+    topology: Obj = {"mode": "hard"}
+    mode = str(annotations.get(TOPOLOGY_MODE, "")).lower()
+    if mode in ("hard", "soft"):
+        topology["mode"] = mode
+    tier = annotations.get(TOPOLOGY_TIER)
+    if tier is not None and re.fullmatch(r"[+-]?\d+", str(tier).strip()):
+        topology["highestTierAllowed"] = int(str(tier).strip())
+    return topology
+
+
+class PodGroupController(Controller):
+    name = "pg-controller"
+    kinds = ("Pod", "PodGroup")
+    inherit_owner_annotations = True  # --inherit-owner-annotations
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._failures: dict[Hashable, int] = {}
+
+    def handlers(self) -> dict[str, Handler]:
+        return {"Pod": Handler(on_add=self._pod_added)}
+
+    def _pod_added(self, pod: Obj) -> None:
+        self.queue.add((pod["metadata"]["namespace"], pod["metadata"]["name"]))
+
+    def process(self, request: Hashable) -> None:
+        namespace, name = request
+        pod = self.ctx.lister.get("Pod", name, namespace)
+        if pod is None:
+            return
+        if (pod.get("spec") or {}).get("schedulerName") not in self.ctx.scheduler_names:
+            return
+        if (pod["metadata"].get("annotations") or {}).get(GROUP_NAME):
+            return
+        try:
+            self._create_podgroup(pod)
+        except AdmissionError:
+            # Volcano requeues with its rate limiter (5 ms doubling, up to 1000 s), forever.
+            n = self._failures.get(request, 0)
+            self._failures[request] = n + 1
+            self.ctx.clock.after(min(0.005 * 2 ** n, 1000.0), lambda: self.queue.add(request))
+            return
+        self._failures.pop(request, None)
+
+    def _create_podgroup(self, pod: Obj) -> None:
+        """createNormalPodPGIfNotExist."""
+        namespace, pg_name = pod["metadata"]["namespace"], podgroup_name(pod)
+        if self.ctx.lister.get("PodGroup", pg_name, namespace) is None:
+            try:
+                pg = self.ctx.store.create(self.build_podgroup(pod, pg_name))
+            except StoreError as e:
+                if e.reason != "AlreadyExists":
+                    raise
+            else:
+                self.ctx.store.update_status(dict(pg, status={"phase": "Pending"}))
+        self._annotate_pod(pod, pg_name)
+
+    def build_podgroup(self, pod: Obj, pg_name: str) -> Obj:
+        """buildPodGroupFromPod."""
+        meta = pod["metadata"]
+        pod_annotations = meta.get("annotations") or {}
+        pod_labels = meta.get("labels") or {}
+        owner_annotations = self._owner_annotations(pod) if self.inherit_owner_annotations else {}
+        min_member = self._min_member(owner_annotations)
+        spec: Obj = {"minMember": min_member, "queue": pod_annotations.get(QUEUE_NAME) or "default"}
+        if (pod.get("spec") or {}).get("priorityClassName"):
+            spec["priorityClassName"] = pod["spec"]["priorityClassName"]
+        spec["minResources"] = min_resources(pod, min_member)
+        annotations = {k: v for k, v in owner_annotations.items() if k.startswith(ANNOTATION_PREFIX)}
+        for key in (PREEMPTABLE, COOLDOWN_TIME, REVOCABLE_ZONE):
+            if key in pod_annotations:
+                annotations[key] = pod_annotations[key]
+        if JDB_MIN_AVAILABLE in pod_annotations:
+            annotations[JDB_MIN_AVAILABLE] = pod_annotations[JDB_MIN_AVAILABLE]
+        elif JDB_MAX_UNAVAILABLE in pod_annotations:
+            annotations[JDB_MAX_UNAVAILABLE] = pod_annotations[JDB_MAX_UNAVAILABLE]
+        labels = {k: pod_labels[k] for k in (PREEMPTABLE, COOLDOWN_TIME) if k in pod_labels}
+        topology = _network_topology(pod_annotations)
+        if topology is not None:
+            spec["networkTopology"] = topology
+        pg_meta: Obj = {"name": pg_name, "namespace": meta["namespace"], "ownerReferences": owner_references(pod)}
+        if annotations:
+            pg_meta["annotations"] = annotations
+        if labels:
+            pg_meta["labels"] = labels
+        if not spec["minMember"]:
+            del spec["minMember"]  # omitempty
+        return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": pg_meta,
+                "spec": spec, "status": {"phase": "Pending"}}
+
+    def _owner_annotations(self, pod: Obj) -> dict[str, str]:
+        """getAnnotationsFromUpperRes: the first owner's value wins for a key."""
+        out: dict[str, str] = {}
+        for ref in pod["metadata"].get("ownerReferences") or []:
+            kind, name = ref.get("kind"), ref.get("name")
+            group = OWNER_KINDS.get(kind or "")
+            if not name or group is None or kind not in KINDS:
+                continue
+            if not (ref.get("apiVersion") or "").startswith(group) or not KINDS[kind].api_version.startswith(group):
+                continue  # e.g. kind Job here is Volcano's Job, not batch/v1
+            owner = self.ctx.store.get(kind, name, pod["metadata"]["namespace"])
+            for k, v in ((owner or {}).get("metadata", {}).get("annotations") or {}).items():
+                out.setdefault(k, v)
+        return out
+
+    @staticmethod
+    def _min_member(owner_annotations: dict[str, str]) -> int:
+        """getMinMemberFromUpperRes: a bad or negative value leaves 1."""
+        value = owner_annotations.get(MIN_MEMBER)
+        if value is None:
+            return 1
+        try:
+            n = int(str(value).strip(), 10)
+        except ValueError:
+            return 1
+        return n if 0 <= n <= 2 ** 31 - 1 else 1
+
+    def _annotate_pod(self, pod: Obj, pg_name: str) -> None:
+        """updatePodAnnotations: a merge patch of the group-name annotation."""
+        meta = pod["metadata"]
+        current = self.ctx.store.get("Pod", meta["name"], meta["namespace"])
+        if current is None or current["metadata"].get("uid") != meta.get("uid"):
+            return
+        if (current["metadata"].get("annotations") or {}).get(GROUP_NAME):
+            return
+        current["metadata"].setdefault("annotations", {})[GROUP_NAME] = pg_name
+        self.ctx.store.update(current)

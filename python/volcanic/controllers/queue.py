@@ -1,0 +1,339 @@
+"""Volcano's queue controller (reference §2.6; `pkg/controllers/queue/*.go`, `queue/state/*.go`).
+
+Requests are `(queue name, action, event)`: Queue adds, PodGroup adds, phase changes and
+deletes ask for a SyncQueue of the PodGroup's queue; a bus Command targeting a Queue is
+deleted first (so it runs at most once) and then becomes an OpenQueue / CloseQueue request
+with event CommandIssued. `("command", namespace, name)` requests consume Commands.
+
+A sync patches `spec.parent` to root when empty, counts the queue's PodGroups by phase into
+status (`pending`, `running`, `unknown`, `inqueue`, `completed`; zero counts are omitted,
+as the Go type's `omitempty` does), applies the state machine and writes the status only
+when it changed, keeping what the scheduler writes (`allocated`, `reservation`).
+
+State machine (state "" is Open):
+    state    OpenQueue   CloseQueue                        SyncQueue
+    Open     Open        Closed if no PodGroups, else Closing  Open
+    Closed   Open        Closed                            Closed
+    Closing  Open        Closed if no PodGroups, else Closing  Closed once no PodGroups
+    Unknown  Open        Closed if no PodGroups, else Closing  Unknown
+"No PodGroups" counts every PodGroup of the queue, whatever its phase, as Volcano does.
+
+Hierarchy: closing a queue closes its open children and marks them
+`volcano.sh/closed-by-parent: "true"`; opening a queue re-opens the children so marked, and
+sets the mark of the opened queue to "false"; a queue cannot be opened while its parent is
+Closed or Closing (the request is retried with the workqueue's back-off, 15 times, then
+dropped with a Warning Event); root cannot be closed. A CloseQueue Command on a queue
+closed by its parent clears the mark, so re-opening the parent leaves it closed.
+"""
+
+from __future__ import annotations
+
+from typing import Hashable
+
+from volcanic.cluster.store import NotFound, Obj, Store, StoreError, clone
+from volcanic.controllers.events import Recorder
+from volcanic.controllers.runtime import Context, Controller, Handler
+
+OPEN, CLOSED, CLOSING, UNKNOWN = "Open", "Closed", "Closing", "Unknown"
+OPEN_QUEUE, CLOSE_QUEUE, SYNC_QUEUE = "OpenQueue", "CloseQueue", "SyncQueue"
+COMMAND_ISSUED, OUT_OF_SYNC = "CommandIssued", "OutOfSync"
+CLOSED_BY_PARENT = "volcano.sh/closed-by-parent"
+COMPONENT = "vc-controller-manager"
+# PodGroup phase -> status field counting it.
+COUNTS = {"Pending": "pending", "Running": "running", "Unknown": "unknown",
+          "Inqueue": "inqueue", "Completed": "completed"}
+MAX_REQUEUE = 15  # --max-requeue-num default
+
+
+class QueueError(Exception):
+    """A failed queue request (Volcano's `error` from handleQueue): retried, then dropped."""
+
+
+def ensure_default_queues(store: Store) -> None:
+    """Creates queues root and default, Open, if they are missing (the scheduler cache's
+    newDefaultAndRootQueue, plus the Open state the queue controller would give them)."""
+    specs = {"root": {"weight": 1, "reclaimable": False},
+             "default": {"weight": 1, "reclaimable": True, "parent": "root"}}
+    for name, spec in specs.items():
+        if store.get("Queue", name) is not None:
+            continue
+        q = store.create({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+                          "metadata": {"name": name}, "spec": spec})
+        store.update_status(dict(q, status={"state": OPEN, "allocated": {}}))
+
+
+def shared_recorder(ctx: Context) -> Recorder:
+    """The vc-controller-manager's one Recorder, so its Event names never collide."""
+    key = f"recorder/{COMPONENT}"
+    if key not in ctx.extra:
+        ctx.extra[key] = Recorder(ctx.store, ctx.clock.now, COMPONENT)
+    return ctx.extra[key]
+
+
+def record(recorder: Recorder, obj: Obj, type_: str, reason: str, message: str) -> None:
+    """Events are best effort, as client-go's recorder: a failed write never fails the sync."""
+    try:
+        recorder.event(obj, type_, reason, message)
+    except StoreError:
+        pass
+
+
+def _state(q: Obj) -> str:
+    return (q.get("status") or {}).get("state") or ""
+
+
+def _annotation(q: Obj, key: str) -> str | None:
+    return (q["metadata"].get("annotations") or {}).get(key)
+
+
+def _is_queue_target(cmd: Obj) -> bool:
+    target = cmd.get("target") or {}
+    return isinstance(target, dict) and target.get("kind") == "Queue" and bool(target.get("name"))
+
+
+class QueueController(Controller):
+    name = "queue-controller"
+    kinds = ("Queue", "PodGroup", "Command")
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._recorder = shared_recorder(ctx)
+        self._failures: dict[Hashable, int] = {}
+
+    # Event handlers.
+    def handlers(self) -> dict[str, Handler]:
+        return {
+            "Queue": Handler(on_add=self._queue_added, on_update=self._queue_updated),
+            "PodGroup": Handler(on_add=self._pg_added, on_update=self._pg_updated,
+                                on_delete=self._pg_added),
+            "Command": Handler(on_add=self._command_added),
+        }
+
+    def _sync(self, name: str) -> None:
+        self.queue.add((name, SYNC_QUEUE, OUT_OF_SYNC))
+
+    def _queue_added(self, q: Obj) -> None:
+        self._sync(q["metadata"]["name"])
+
+    def _queue_updated(self, old: Obj, new: Obj) -> None:
+        if (old.get("spec") or {}).get("parent") != (new.get("spec") or {}).get("parent"):
+            self._sync(new["metadata"]["name"])
+
+    @staticmethod
+    def _pg_queue(pg: Obj) -> str:
+        return (pg.get("spec") or {}).get("queue") or "default"
+
+    def _pg_added(self, pg: Obj) -> None:
+        self._sync(self._pg_queue(pg))
+
+    def _pg_updated(self, old: Obj, new: Obj) -> None:
+        if self._pg_queue(old) != self._pg_queue(new):
+            self._sync(self._pg_queue(old))
+            self._sync(self._pg_queue(new))
+        elif (old.get("status") or {}).get("phase") != (new.get("status") or {}).get("phase"):
+            self._sync(self._pg_queue(new))
+
+    def _command_added(self, cmd: Obj) -> None:
+        if _is_queue_target(cmd):
+            self.queue.add(("command", cmd["metadata"].get("namespace") or "default", cmd["metadata"]["name"]))
+
+    # Requests.
+    def process(self, request: Hashable) -> None:
+        if request[0] == "command":
+            self._consume_command(request[1], request[2])
+            return
+        try:
+            self._handle_queue(*request)
+        except QueueError as e:
+            self._failed(request, str(e))
+            return
+        self._failures.pop(request, None)
+
+    def _consume_command(self, namespace: str, name: str) -> None:
+        cmd = self.ctx.lister.get("Command", name, namespace)
+        if cmd is None:
+            return
+        try:
+            self.ctx.store.delete("Command", name, namespace, uid=cmd["metadata"].get("uid"))
+        except StoreError as e:
+            if e.reason in ("NotFound", "Conflict"):
+                return  # consumed already (or replaced by another Command of that name)
+            raise
+        action = cmd.get("action") or ""
+        target = cmd["target"]["name"]
+        if action not in (OPEN_QUEUE, CLOSE_QUEUE):
+            # Volcano runs any other action as a SyncQueue, silently; we say so.
+            q = self.ctx.lister.get("Queue", target)
+            record(self._recorder, q if q is not None else cmd, "Warning", action or "UnknownAction",
+                   f"Command {namespace}/{name}: action {action!r} is not a queue action "
+                   f"(OpenQueue, CloseQueue); queue {target} is synced instead")
+            action = SYNC_QUEUE
+        self.queue.add((target, action, COMMAND_ISSUED))
+
+    def _failed(self, request: Hashable, message: str) -> None:
+        """handleQueueErr: retried with client-go's per-item back-off (5 ms doubling) up to
+        --max-requeue-num times, then dropped with a Warning Event."""
+        n = self._failures.get(request, 0)
+        if n < MAX_REQUEUE:
+            self._failures[request] = n + 1
+            self.ctx.clock.after(0.005 * 2 ** n, lambda: self.queue.add(request))
+            return
+        self._failures.pop(request, None)
+        name, action, _ = request
+        q = self.ctx.lister.get("Queue", name)
+        if q is not None:
+            record(self._recorder, q, "Warning", action, f"{action} queue failed for {message}")
+
+    def _handle_queue(self, name: str, action: str, event: str) -> None:
+        q = self.ctx.lister.get("Queue", name)
+        if q is None:
+            return
+        state = _state(q)
+
+        def wrap(fn):  # handleQueue's error wrapping
+            try:
+                fn()
+            except QueueError as e:
+                raise QueueError(f"sync queue {name} failed for {e}, event is {event}, "
+                                 f"action is {action}") from None
+
+        if state not in ("", OPEN, CLOSED, CLOSING, UNKNOWN):
+            raise QueueError(f"queue {name} state {state} is invalid")
+        if event == COMMAND_ISSUED and action == CLOSE_QUEUE and _annotation(q, CLOSED_BY_PARENT) == "true":
+            # A manual close: re-opening the parent must not re-open this queue.
+            q = self._set_annotation(q, CLOSED_BY_PARENT, "false")
+
+        closed_or_closing = lambda pgs: CLOSED if not pgs else CLOSING  # noqa: E731
+        if action == OPEN_QUEUE:
+            if state in ("", OPEN):
+                wrap(lambda: self._sync_queue(q, lambda pgs: OPEN))
+            else:
+                wrap(lambda: self._open_queue(q))
+        elif action == CLOSE_QUEUE:
+            if state == CLOSED:
+                wrap(lambda: self._sync_queue(q, lambda pgs: CLOSED))
+            elif state == CLOSING:
+                wrap(lambda: self._sync_queue(q, closed_or_closing))
+            else:
+                wrap(lambda: self._close_queue(q, closed_or_closing))
+        else:
+            def keep(pgs: list[Obj]) -> str:
+                if state in ("", OPEN):
+                    return OPEN
+                if state == CLOSING:
+                    return closed_or_closing(pgs)
+                return state  # Closed stays Closed, Unknown stays Unknown
+            wrap(lambda: self._sync_queue(q, keep))
+
+    # The three queue actions (queue_controller_action.go).
+    def _podgroups(self, name: str) -> list[Obj]:
+        return self.ctx.lister.by_index("PodGroup", "queue", name)
+
+    def _sync_queue(self, q: Obj, next_state) -> None:
+        q = self._ensure_parent(q)
+        pgs = self._podgroups(q["metadata"]["name"])
+        counts: dict[str, int] = {}
+        for pg in pgs:
+            field = COUNTS.get((pg.get("status") or {}).get("phase") or "")
+            if field:
+                counts[field] = counts.get(field, 0) + 1
+        old = q.get("status") or {}
+        status = {k: v for k, v in old.items() if k not in COUNTS.values()}
+        status.update(counts)
+        status["state"] = next_state(pgs)
+        status.setdefault("allocated", {})
+        if status != old:
+            q = self.ctx.store.update_status(dict(q, status=status))
+        self._sync_hierarchy(q)
+
+    def _open_queue(self, q: Obj) -> None:
+        self._open_children(q)
+        if _state(q) != OPEN:
+            self._write_state(q, OPEN)
+        self._set_annotation(q, CLOSED_BY_PARENT, "false")
+
+    def _close_queue(self, q: Obj, next_state) -> None:
+        name = q["metadata"]["name"]
+        if _state(q) not in (CLOSED, CLOSING):
+            if name == "root":
+                return  # "Root queue cannot be closed"
+            for child in self._children(name):
+                if _state(child) not in (CLOSED, CLOSING):
+                    self._set_annotation(child, CLOSED_BY_PARENT, "true")
+                    self.queue.add((child["metadata"]["name"], CLOSE_QUEUE, ""))
+        state = next_state(self._podgroups(name))
+        if state != _state(q):
+            self._write_state(q, state)
+            record(self._recorder, q, "Normal", CLOSE_QUEUE, "Close queue succeed")
+
+    # Hierarchy (syncHierarchicalQueue, openHierarchicalQueue).
+    def _children(self, name: str) -> list[Obj]:
+        return [c for c in self.ctx.lister.by_index("Queue", "parent", name) if c["metadata"]["name"] != name]
+
+    def _parent_of(self, q: Obj) -> str:
+        return (q.get("spec") or {}).get("parent") or "root"
+
+    def _sync_hierarchy(self, q: Obj) -> None:
+        name = q["metadata"]["name"]
+        if name == "root":
+            return
+        parent_name = self._parent_of(q)
+        parent = self.ctx.lister.get("Queue", parent_name)
+        if parent is None:
+            raise QueueError(f'queue.scheduling.volcano.sh "{parent_name}" not found')
+        parent_state, state = _state(parent), _state(q)
+        if parent_state in (CLOSED, CLOSING):
+            if state not in (CLOSED, CLOSING):
+                self._set_annotation(q, CLOSED_BY_PARENT, "true")
+                self.queue.add((name, CLOSE_QUEUE, ""))
+        elif parent_state == OPEN:
+            if state in (CLOSED, CLOSING) and _annotation(q, CLOSED_BY_PARENT) == "true":
+                self.queue.add((name, OPEN_QUEUE, ""))
+
+    def _open_children(self, q: Obj) -> None:
+        name, parent_name = q["metadata"]["name"], (q.get("spec") or {}).get("parent") or ""
+        if parent_name not in ("", "root"):
+            parent = self.ctx.lister.get("Queue", parent_name)
+            if parent is None:
+                raise QueueError(f"Failed to get parent queue {parent_name} of queue {name}: "
+                                 f'queue.scheduling.volcano.sh "{parent_name}" not found')
+            if _state(parent) in (CLOSING, CLOSED):
+                raise QueueError(f"Failed to open queue {name} because its parent queue {parent_name} "
+                                 "is closing or closed. Open the parent queue first.")
+        for child in self._children(name):
+            if _annotation(child, CLOSED_BY_PARENT) == "true":
+                self.queue.add((child["metadata"]["name"], OPEN_QUEUE, ""))
+
+    # Writes.
+    def _write_state(self, q: Obj, state: str) -> Obj:
+        """Sets status.state, keeping the rest of the status (read-modify-write of the cached
+        object: a Conflict, e.g. with the scheduler's allocated, is retried by the Runner)."""
+        status = dict(q.get("status") or {}, state=state)
+        status.setdefault("allocated", {})
+        return self.ctx.store.update_status(dict(q, status=status))
+
+    def _ensure_parent(self, q: Obj) -> Obj:
+        """updateQueueParent: a JSON patch adding spec.parent=root."""
+        if q["metadata"]["name"] == "root" or (q.get("spec") or {}).get("parent"):
+            return q
+        def add_parent(o: Obj) -> None:
+            spec = o.setdefault("spec", {})
+            if not spec.get("parent"):
+                spec["parent"] = "root"
+        return self._patch(q["metadata"]["name"], add_parent)
+
+    def _set_annotation(self, q: Obj, key: str, value: str) -> Obj:
+        """updateQueueAnnotation: a patch unless the annotation already has the value."""
+        if _annotation(q, key) == value:
+            return q
+        return self._patch(q["metadata"]["name"],
+                           lambda o: o["metadata"].setdefault("annotations", {}).__setitem__(key, value))
+
+    def _patch(self, name: str, change) -> Obj:
+        """A patch: applied to the stored object, so no resourceVersion precondition."""
+        current = self.ctx.store.get("Queue", name)
+        if current is None:
+            raise NotFound("Queue", "", name, f'Queue "{name}" not found')
+        obj = clone(current)
+        change(obj)
+        return self.ctx.store.update(obj)
