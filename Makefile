@@ -1,4 +1,4 @@
-# make run   - install what is missing, build, schedule the example cluster
+# make run   - install what is missing, build, run the example jobs in the embedded cluster
 # make test  - install what is missing, build, run the C++ and Python tests
 # make bench - install what is missing, build, run the benchmark (PRESET=medium)
 PYTHON ?= python3
@@ -10,7 +10,7 @@ CPP_BUILD := build/cpp
 .PHONY: run test bench deps install cpp-test py-test clean
 
 run: install
-	$(PYTHON) -m volcanic.cli.main schedule examples/cluster.yaml examples/jobs.yaml
+	$(PYTHON) -m volcanic.cli.main run examples/cluster.yaml examples/tensorflow.yaml examples/mindspore.yaml examples/queues.yaml
 
 test: install cpp-test py-test
 

@@ -177,3 +177,27 @@ def test_not_ready_nodes_are_left_out_and_overcommitted_ones_take_nothing():
 def test_a_pod_its_queue_has_no_room_for_says_so():
     d = volcanic.schedule([node("n1", cpu="1"), podgroup("pg", 1), pod("big", "pg", cpu="2")], now=NOW)
     assert d.unschedulable["ns/big"] == "Queue <default> is overused when considering task <big>, ignore it."
+
+
+def test_run_once_changed_only_reports_only_statuses_that_differ_from_the_objects():
+    """The cluster loop's status writer: a status equal to what the object says is not sent."""
+    s = volcanic.Scheduler()
+    for o in (node("n1"), podgroup("pg", 1), pod("a", "pg")):
+        s.upsert(o)
+    d = s.run_once(now=NOW, changed_only=True)
+    assert d.binds == {"ns/a": "n1"} and "default" in d.queues
+    bound = pod("a", "pg")
+    bound["spec"]["nodeName"] = "n1"
+    bound["status"] = {"phase": "Running"}
+    s.upsert(bound)
+    d = s.run_once(now=NOW + 1, changed_only=True)
+    assert d.podgroups["ns/pg"]["phase"] == "Running"
+    pg = podgroup("pg", 1)
+    pg["status"] = {"phase": "Running", "conditions": d.podgroups["ns/pg"]["conditions"], "running": 1}
+    s.upsert(pg)
+    q = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "default"},
+         "spec": {"weight": 1}, "status": {"allocated": d.queues["default"]["allocated"]}}
+    s.upsert(q)
+    again = s.run_once(now=NOW + 2, changed_only=True)
+    assert again.podgroups == {} and "default" not in again.queues
+    assert "ns/pg" in s.run_once(now=NOW + 3).podgroups  # the default still reports every one

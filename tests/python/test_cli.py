@@ -58,3 +58,41 @@ def test_bench_is_deterministic():
     from volcanic.bench import synthetic_cluster
     assert synthetic_cluster(10, 100, seed=3) == synthetic_cluster(10, 100, seed=3)
     assert synthetic_cluster(10, 100, seed=3) != synthetic_cluster(10, 100, seed=4)
+
+
+def test_run_examples_reports_each_job():
+    """The main job (`make run`): the example jobs run to completion in the embedded cluster."""
+    r = _run("run", "examples/cluster.yaml", "examples/tensorflow.yaml", "examples/mindspore.yaml",
+             "examples/queues.yaml", "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    jobs = {row["job"]: row for row in report["jobs"]}
+    assert {row["phase"] for row in jobs.values()} == {"Completed"}
+    tf = jobs["default/tensorflow-dist-mnist"]
+    # TaskCompleted -> CompleteJob: the job ends when the workers' 10 minutes are up,
+    # although the parameter server would run forever.
+    assert tf["start"] == 1 and tf["end"] == 601 and tf["restarts"] == 0
+    # Production (weight 3) gets its jobs started first; research waits for room.
+    assert jobs["default/production-train"]["start"] < jobs["default/research-sweep-2"]["start"]
+
+
+def test_run_table_and_time_limit():
+    r = _run("run", "examples/cluster.yaml", "examples/tensorflow.yaml", "--seconds", "30")
+    assert r.returncode == 0, r.stderr
+    assert "Jobs after 30 simulated seconds" in r.stdout
+    assert "default/tensorflow-dist-mnist  default  Running  1s" in r.stdout
+
+
+def test_restart_on_eviction_example():
+    r = subprocess.run([sys.executable, "examples/restart_on_eviction.py"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "Running, retryCount 1, version 1" in r.stdout and "Completed" in r.stdout
+    assert "event ExecuteAction: Start to execute action RestartJob" in r.stdout
+
+
+def test_bench_e2e_small_runs_every_job_to_completion():
+    r = _run("bench", "--preset", "e2e-small", "--json")
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert result["pods_completed"] == result["pods"] == 1000
+    assert result["job_phases"] == {"Completed": 200} and result["controller_errors"] == 0

@@ -1,6 +1,7 @@
 """The benchmark: synthetic clusters from a seed, timed through the public API."""
 
+from volcanic.bench.e2e import E2E_PRESETS, run_e2e
 from volcanic.bench.run import PRESETS, run_bench
 from volcanic.bench.synth import synthetic_cluster
 
-__all__ = ["PRESETS", "run_bench", "synthetic_cluster"]
+__all__ = ["E2E_PRESETS", "PRESETS", "run_bench", "run_e2e", "synthetic_cluster"]

@@ -17,7 +17,7 @@ from volcanic.bench.synth import NODE_SHAPES
 
 # preset -> (nodes, jobs, pods per job, queues, arrival window s, (min, max) duration s)
 E2E_PRESETS = {
-    "e2e-small": (100, 200, 5, 3, 1800, (300, 1500)),
+    "e2e-small": (100, 200, 5, 3, 1800, (300, 1500)),  # a tenth, for tests and quick looks
     "e2e-medium": (1_000, 2_000, 5, 3, 1800, (300, 1500)),
 }
 CPU_REQUESTS = ("1", "2", "4")

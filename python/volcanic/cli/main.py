@@ -91,8 +91,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from volcanic.bench import run_bench
+    from volcanic.bench import E2E_PRESETS, run_bench, run_e2e
 
+    if args.preset in E2E_PRESETS:
+        result = run_e2e(args.preset, seed=args.seed)
+        if args.json:
+            print(json.dumps(result))
+            return 0
+        print(f"preset {result['preset']}: {result['nodes']} nodes, {result['jobs']} jobs, "
+              f"{result['pods']} pods (seed {args.seed})")
+        print(f"  wall      {result['wall_s']:.2f} s for {result['simulated_s']:g} simulated s "
+              f"({result['sessions']} sessions)")
+        print(f"  completed {result['pods_completed']} pods, {result['pods_per_wall_s']} pods per wall s")
+        print(f"  jobs      {', '.join(f'{k} {v}' for k, v in sorted(result['job_phases'].items()))}")
+        print(f"  peak RSS  {result['peak_rss_mb']} MB")
+        return 0
     result = run_bench(args.preset, seed=args.seed)
     if args.json:
         print(json.dumps(result))
@@ -123,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the decisions as JSON")
     s.set_defaults(func=_cmd_schedule)
     b = sub.add_parser("bench", help="time one session on a synthetic cluster")
-    b.add_argument("--preset", choices=["small", "medium", "large"], default="medium")
+    b.add_argument("--preset", choices=["small", "medium", "large", "e2e-small", "e2e-medium"], default="medium",
+                   help="small/medium/large: one session; e2e-*: a whole workload in the embedded cluster")
     b.add_argument("--seed", type=int, default=1)
     b.add_argument("--json", action="store_true", help="print one JSON line")
     b.set_defaults(func=_cmd_bench)

@@ -180,6 +180,7 @@ class Cluster:
         """Runs in steps of `step` seconds until done(cluster) is true or `limit` seconds
         have passed; returns done(cluster)."""
         end = self._clock.now() + limit
+        self.run(0)
         while not done(self) and self._clock.now() < end:
             self.run(min(step, end - self._clock.now()))
         return bool(done(self))

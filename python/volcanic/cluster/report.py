@@ -27,6 +27,6 @@ def job_report(cluster: Any) -> list[dict[str, Any]]:
 
 
 def all_finished(cluster: Any) -> bool:
-    """Every Job is in a final phase."""
+    """Every Job is in a final phase (read from the cluster's read-only cache: no copies)."""
     return all(((j.get("status") or {}).get("state") or {}).get("phase") in FINAL_PHASES
-               for j in cluster.list("Job"))
+               for j in cluster.informers.list("Job"))

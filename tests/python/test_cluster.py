@@ -1,0 +1,262 @@
+"""volcanic.Cluster: the embedded control plane (DESIGN.md "Public Python API", "Simulated
+kubelets"; reference §4.1 for what the scheduler writes back)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import volcanic
+from volcanic.cluster.admission import AdmissionChain
+
+
+def node(name, cpu="4", **annotations):
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "annotations": annotations},
+            "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"},
+                       "conditions": [{"type": "Ready", "status": "True"}],
+                       "addresses": [{"type": "InternalIP", "address": f"192.168.0.{len(name)}"}]}}
+
+
+def pod(name, cpu="1", duration=None, exit_code=None, restart="Never", **spec):
+    ann = {}
+    if duration is not None:
+        ann["volcanic/sim-duration"] = duration
+    if exit_code is not None:
+        ann["volcanic/sim-exit-code"] = str(exit_code)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "annotations": ann},
+            "spec": {"schedulerName": "volcano", "restartPolicy": restart,
+                     "containers": [{"name": "main", "image": "busybox",
+                                     "resources": {"requests": {"cpu": cpu}}}], **spec}}
+
+
+def job(name, replicas=2, duration="60s", cpu="1", **spec):
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": name},
+            "spec": {"minAvailable": replicas, **spec, "tasks": [{
+                "name": "worker", "replicas": replicas, "template": {
+                    "metadata": {"annotations": {"volcanic/sim-duration": duration}},
+                    "spec": {"restartPolicy": "Never", "containers": [
+                        {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}]}}}]}}
+
+
+def phase(c, name):
+    return c.get("Pod", name)["status"]["phase"]
+
+
+@pytest.fixture
+def cluster():
+    c = volcanic.Cluster()
+    yield c
+    assert c.errors == []
+
+
+def test_default_queues_are_open_at_time_zero_and_new_queues_after_a_sync(cluster):
+    """DESIGN.md: queues root and default exist and are Open from time 0."""
+    assert cluster.now == 0
+    assert cluster.get("Queue", "root")["status"]["state"] == "Open"
+    assert cluster.get("Queue", "default")["status"]["state"] == "Open"
+    cluster.apply({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q"},
+                   "spec": {"weight": 2}})
+    assert "status" not in cluster.get("Queue", "q")  # the status subresource is not written by apply
+    cluster.run(0)
+    q = cluster.get("Queue", "q")
+    assert q["status"]["state"] == "Open" and q["spec"]["parent"] == "root"
+    assert cluster.now == 0
+
+
+def test_apply_takes_dicts_lists_and_multi_document_yaml(cluster):
+    stored = cluster.apply("---\n" + json.dumps(node("n1")) + "\n---\n" + json.dumps(node("n2")) + "\n")
+    assert [n["metadata"]["name"] for n in stored] == ["n1", "n2"]
+    assert cluster.apply(node("n3"))["metadata"]["uid"]
+    assert len(cluster.apply([node("n4"), node("n5")])) == 2
+    assert [n["metadata"]["name"] for n in cluster.list("Node")] == ["n1", "n2", "n3", "n4", "n5"]
+    again = cluster.apply(dict(node("n1"), metadata={"name": "n1", "labels": {"x": "y"}}))
+    assert again["metadata"]["labels"] == {"x": "y"}  # apply replaces an existing object
+    assert again["metadata"]["uid"] == stored[0]["metadata"]["uid"]
+
+
+def test_an_unknown_kind_or_a_bad_object_stores_nothing_of_the_call(cluster):
+    with pytest.raises(volcanic.InvalidObject, match="unknown kind 'Deployment'; known kinds: .*Job"):
+        cluster.apply([node("n1"), {"kind": "Deployment", "metadata": {"name": "d"}}])
+    with pytest.raises(volcanic.InvalidObject, match="metadata.name: is required"):
+        cluster.apply([node("n1"), {"kind": "Pod", "metadata": {}}])
+    with pytest.raises(volcanic.InvalidObject, match="YAML"):
+        cluster.apply("kind: [unclosed")
+    assert cluster.list("Node") == []
+
+
+def test_an_admission_denial_raises_and_stores_nothing():
+    """DESIGN.md: apply runs mutating then validating admission; a denial stores nothing."""
+    chain = AdmissionChain()
+    chain.add_mutator("Node", lambda r: dict(r.obj, metadata=dict(r.obj["metadata"], labels={"mutated": "yes"})))
+    chain.add_validator("Node", lambda r: "no GPUs here" if "gpu" in r.obj["metadata"]["name"] else None)
+    c = volcanic.Cluster(admission=chain)
+    assert c.apply(node("n1"))["metadata"]["labels"] == {"mutated": "yes"}
+    with pytest.raises(volcanic.AdmissionError, match="no GPUs here") as e:
+        c.apply([node("n2"), node("gpu-1")])
+    assert (e.value.kind, e.value.name) == ("Node", "gpu-1")
+    assert [n["metadata"]["name"] for n in c.list("Node")] == ["n1"]
+
+
+def test_pods_get_priority_from_their_priority_class(cluster):
+    """DESIGN.md: the embedded cluster fills spec.priority as the API server's priority admission."""
+    cluster.apply([{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
+                    "value": 1000},
+                   dict(pod("p1"), spec=dict(pod("p1")["spec"], priorityClassName="high")), pod("p2")])
+    assert cluster.get("Pod", "p1")["spec"]["priority"] == 1000
+    assert cluster.get("Pod", "p2")["spec"]["priority"] == 0
+    with pytest.raises(volcanic.AdmissionError, match="no PriorityClass with name missing was found"):
+        cluster.apply(dict(pod("p3"), spec=dict(pod("p3")["spec"], priorityClassName="missing")))
+
+
+def test_a_pod_is_bound_then_runs_for_its_duration_after_the_start_delay(cluster):
+    """DESIGN.md "Simulated kubelets": start delay, duration, exit code 0 -> Succeeded."""
+    cluster.apply([node("n1", **{"volcanic/sim-start-delay": "5s"}), pod("p", duration="90s")])
+    cluster.run(0)  # the PodGroup controller groups the pod, the first cycle binds it
+    p = cluster.get("Pod", "p")
+    assert p["metadata"]["annotations"]["scheduling.k8s.io/group-name"].startswith("podgroup-")
+    assert p["spec"]["nodeName"] == "n1" and p["status"]["phase"] == "Pending"
+    assert {"type": "PodScheduled", "status": "True"}.items() <= p["status"]["conditions"][0].items()
+    cluster.run(4.5)
+    assert phase(cluster, "p") == "Pending"
+    cluster.run(0.5)  # bound at 0 s, starts at 5 s
+    p = cluster.get("Pod", "p")
+    assert p["status"]["phase"] == "Running" and p["status"]["startTime"] == "2024-01-01T00:00:05Z"
+    assert p["status"]["podIP"].startswith("10.") and p["status"]["hostIP"] == "192.168.0.2"
+    assert p["status"]["containerStatuses"][0]["state"] == {"running": {"startedAt": "2024-01-01T00:00:05Z"}}
+    cluster.run(89)
+    assert phase(cluster, "p") == "Running"
+    cluster.run(1)
+    p = cluster.get("Pod", "p")
+    assert p["status"]["phase"] == "Succeeded"
+    assert p["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
+
+
+def test_exit_codes_and_restart_policies(cluster):
+    """DESIGN.md "Simulated kubelets": Never/OnFailure/Always, restartCount, exit codes."""
+    cluster.apply([node("n1"), pod("never", duration="10s", exit_code=3),
+                   pod("onfailure", duration="10s", exit_code=1, restart="OnFailure"),
+                   pod("ok", duration="10s", exit_code=0, restart="OnFailure"),
+                   pod("always", duration="10s", restart="Always")])
+    cluster.run(11)  # bound and started at 0, exited at 10
+    always = cluster.get("Pod", "always")["status"]  # a success restarts at once under Always
+    assert always["phase"] == "Running" and always["containerStatuses"][0]["restartCount"] == 1
+    never = cluster.get("Pod", "never")
+    assert never["status"]["phase"] == "Failed"
+    assert never["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 3
+    assert phase(cluster, "ok") == "Succeeded"
+    onfailure = cluster.get("Pod", "onfailure")["status"]
+    assert onfailure["phase"] == "Running"
+    assert onfailure["containerStatuses"][0]["state"] == {"waiting": {"reason": "CrashLoopBackOff"}}
+    cluster.run(10)  # back-off 10 s, then running again with restartCount 1
+    onfailure = cluster.get("Pod", "onfailure")["status"]
+    assert onfailure["containerStatuses"][0]["restartCount"] == 1 and "running" in onfailure["containerStatuses"][0]["state"]
+
+
+def test_a_node_that_is_not_ready_fails_its_pods_and_gets_no_new_ones(cluster):
+    """DESIGN.md: a Node whose Ready condition is set False has its pods failed."""
+    cluster.apply([node("n1"), pod("p1")])
+    cluster.run(2)
+    assert phase(cluster, "p1") == "Running"
+    cluster.set_node_ready("n1", False)
+    cluster.run(0)
+    p1 = cluster.get("Pod", "p1")
+    assert p1["status"]["phase"] == "Failed" and p1["status"]["reason"] == "NodeLost"
+    cluster.apply(pod("p2"))
+    cluster.run(5)
+    p2 = cluster.get("Pod", "p2")
+    assert "nodeName" not in p2["spec"]
+    # No Ready node: the gang is not even enqueued, and the pod's condition says so.
+    assert "pod group is not ready" in p2["status"]["conditions"][-1]["message"]
+
+
+def test_evict_sets_disruption_target_and_deletes(cluster):
+    cluster.apply([node("n1"), pod("p")])
+    cluster.run(2)
+    w = cluster._store.watch(["Pod"])
+    cluster.evict("p")
+    events = w.drain()
+    assert [e for e, _ in events] == ["MODIFIED", "DELETED"]
+    assert events[0][1]["status"]["conditions"][-1]["type"] == "DisruptionTarget"
+    assert cluster.get("Pod", "p") is None
+    with pytest.raises(KeyError):
+        cluster.evict("p")
+
+
+def test_unschedulable_pods_say_why(cluster):
+    """reference §4.1: the scheduler records why a pod is pending (PodScheduled False)."""
+    cluster.apply([node("n1", cpu="1"), node("n2", cpu="1"), pod("big", cpu="2")])
+    cluster.run(3)
+    cond = [c for c in cluster.get("Pod", "big")["status"]["conditions"] if c["type"] == "PodScheduled"]
+    assert cond[0]["status"] == "False" and cond[0]["reason"] == "Unschedulable"
+    assert "0/2 nodes are unavailable: 2 Insufficient cpu." in cond[0]["message"]
+
+
+def test_scheduler_writes_podgroup_status_and_queue_allocation(cluster):
+    """reference §4.1 CloseSession: PodGroup phase and Queue status.allocated up the chain."""
+    cluster.apply([node("n1"), job("j", replicas=2, duration="100s")])
+    cluster.run(3)
+    pg = cluster.list("PodGroup")[0]
+    assert pg["status"]["phase"] == "Running" and pg["status"]["running"] == 2
+    assert cluster.get("Queue", "default")["status"]["allocated"]["cpu"] == "2"
+    assert cluster.get("Queue", "root")["status"]["allocated"]["cpu"] == "2"
+    cluster.run(100)
+    assert cluster.get("Job", "j")["status"]["state"]["phase"] == "Completed"
+    assert cluster.get("Queue", "default")["status"]["allocated"].get("cpu", "0") == "0"
+
+
+def test_a_failed_bind_is_forgotten_and_retried(cluster):
+    """Scheduler loop: a bind that fails (the pod was bound meanwhile) is dropped."""
+    from volcanic.cluster.store import Conflict
+    cluster.apply([node("n1"), pod("p")])
+    real_bind, tries = cluster.api.bind, []
+
+    def flaky_bind(namespace, name, node_name):
+        tries.append(cluster.now)
+        if len(tries) == 1:
+            raise Conflict("Pod", namespace, name, "the API server said no")
+        return real_bind(namespace, name, node_name)
+    cluster.api.bind = flaky_bind
+    cluster.run(0)
+    assert "nodeName" not in cluster.get("Pod", "p")["spec"]
+    cluster.run(1)
+    assert tries == [0, 1] and cluster.get("Pod", "p")["spec"]["nodeName"] == "n1"
+
+
+def test_delete_cascades_to_owned_objects(cluster):
+    cluster.apply([node("n1"), job("j", duration="1h")])
+    cluster.run(3)
+    assert len(cluster.list("Pod")) == 2 and len(cluster.list("PodGroup")) == 1
+    cluster.delete("Job", "j")
+    assert cluster.list("Pod") == [] and cluster.list("PodGroup") == []
+    with pytest.raises(KeyError):
+        cluster.delete("Job", "j")
+
+
+def test_the_same_inputs_give_the_same_history():
+    def history():
+        c = volcanic.Cluster()
+        c.apply([node("n1"), node("n2", cpu="2"), job("a", replicas=3, duration="50s"),
+                 job("b", replicas=2, duration="30s", cpu="2")])
+        c.run(300)
+        return [(o["kind"], o["metadata"]["name"], o["metadata"]["resourceVersion"], o.get("status"))
+                for kind in ("Job", "Pod", "PodGroup", "Event") for o in c.list(kind)]
+    assert history() == history()
+
+
+def test_conf_is_yaml_text_a_dict_or_a_path(tmp_path):
+    conf = "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: gang\n  - name: predicates\n"
+    path = tmp_path / "volcano-scheduler.conf"
+    path.write_text(conf)
+    for c in (volcanic.Cluster(conf), volcanic.Cluster(str(path)),
+              volcanic.Cluster({"actions": "enqueue, allocate", "tiers": [{"plugins": [{"name": "gang"}]}]})):
+        c.apply([node("n1"), pod("p")])
+        c.run(2)
+        assert phase(c, "p") == "Running"
+    with pytest.raises(volcanic.ConfigError, match="unknown action"):
+        volcanic.Cluster({"actions": "fly", "tiers": []})
+
+
+def test_run_rejects_negative_time(cluster):
+    with pytest.raises(ValueError, match="seconds"):
+        cluster.run(-1)
