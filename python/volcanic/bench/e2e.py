@@ -69,5 +69,6 @@ def run_e2e(preset: str, seed: int = 1, conf: Any = None) -> dict[str, Any]:
     return {"preset": preset, "nodes": n_nodes, "jobs": n_jobs, "pods": n_jobs * pods,
             "wall_s": round(wall, 2), "simulated_s": c.now, "pods_completed": succeeded,
             "pods_per_wall_s": round(succeeded / wall, 1), "sessions": c.scheduler.sessions,
+            "scheduler_s": {k: round(v, 2) for k, v in c.scheduler.seconds.items()},
             "job_phases": phases, "controller_errors": len(c.errors),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}

@@ -15,6 +15,7 @@ session every schedule period, and write its decisions back like Volcano's sched
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from volcanic.cluster.store import StoreError, clone, rfc3339
@@ -29,6 +30,7 @@ class SchedulerLoop:
         self.ctx, self.informers, self.period = ctx, informers, period
         self.engine = Scheduler(conf)
         self.sessions = 0
+        self.seconds: dict[str, float] = {"session": 0.0}  # wall seconds, per action and in all
         self.last: Decisions | None = None
         self._dirty = True
         for kind in SCHEDULER_KINDS:
@@ -55,7 +57,11 @@ class SchedulerLoop:
             return
         self._dirty = False
         self.sessions += 1
+        start = time.perf_counter()
         d = self.engine.run_once(self.ctx.clock.now(), changed_only=True)
+        self.seconds["session"] += time.perf_counter() - start
+        for action, seconds in d.action_seconds.items():
+            self.seconds[action] = self.seconds.get(action, 0.0) + seconds
         self.last = d
         if d.binds or d.evictions:
             self._dirty = True

@@ -13,6 +13,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterable, Protocol
 
+from volcanic.cluster.kinds import KINDS
 from volcanic.cluster.store import Obj, Store
 
 IndexFn = Callable[[Obj], Iterable[str]]
@@ -125,13 +126,13 @@ class Informers:
         return [o for k, o in sorted(self._cache[kind].items()) if namespace is None or k[0] in ("", namespace)]
 
     def by_index(self, kind: str, index: str, value: str) -> list[Obj]:
-        bucket = self._index[(kind, index)].get(value, {})
-        return [bucket[k] for k in sorted(bucket)]
+        """Objects filed under `value`, in the order they were last written (as repeatable
+        as the history; no sort, since controllers call this per request)."""
+        return list(self._index[(kind, index)].get(value, {}).values())
 
     # Internals.
     @staticmethod
     def _namespaced(kind: str) -> bool:
-        from volcanic.cluster.kinds import KINDS
         return KINDS[kind].namespaced
 
     def _put(self, kind: str, obj: Obj) -> None:
