@@ -4,19 +4,37 @@ actions through the job's policies (§2.2), delays or runs them through the stat
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Hashable
 
 from volcanic.cluster.store import NotFound, Obj, StoreError
 from volcanic.controllers.events import Recorder
 from volcanic.controllers.job import build, state
 from volcanic.controllers.job.plugins import PluginError
-from volcanic.controllers.job.policy import INTERNAL_EVENTS, Request, apply_policies
-from volcanic.controllers.job.sync import JobActions, SyncError, Target
+from volcanic.controllers.job.policy import Request, apply_policies
+from volcanic.controllers.job.sync import JobActions, SyncError, Target, go_duration
 from volcanic.controllers.runtime import Context, Controller, Handler, Timer
 
 MAX_REQUEUE = 15            # --max-requeue-num
-JOB_ACTIONS = ("RestartJob", "AbortJob", "TerminateJob", "CompleteJob", "ResumeJob")
+# Actions the controller makes for itself (isInternalAction): they cancel no delayed action.
+INTERNAL_ACTIONS = ("SyncJob", "EnqueueJob", "SyncQueue", "OpenQueue", "CloseQueue")
+# Events about one pod's phase (isPodEvent): the only ones that cancel a pod's delayed action.
+POD_EVENTS = ("PodPending", "PodRunning", "PodFailed", "PodEvicted")
+# GetActionType: after an action runs, the delayed actions of the same type are dropped.
+_ACTION_TYPES = {"RestartTask": "task", "RestartPod": "pod", "RestartPartition": "partition"}
+
+
+def _action_type(action: str) -> str:
+    return _ACTION_TYPES.get(action, "job")
+
+
+@dataclass
+class _Delayed:
+    """A policy action waiting for its timeout (delayAction); one per job and pod name."""
+
+    req: Request
+    action: str
+    timer: Timer | None = None
 
 
 def _annotations(obj: Obj) -> dict:
@@ -41,7 +59,7 @@ class JobController(Controller):
         super().__init__(ctx)
         self.recorder = Recorder(ctx.store, ctx.clock.now, "vc-controller-manager")
         self.actions = JobActions(ctx, self.recorder)
-        self._delayed: dict[str, list[tuple[Request, str, Timer]]] = {}  # job key -> waiting actions
+        self._delayed: dict[str, dict[str, _Delayed]] = {}  # job key -> pod name -> waiting action
         self._failures: dict[Request, int] = {}
 
     def handlers(self) -> dict[str, Handler]:
@@ -63,14 +81,15 @@ class JobController(Controller):
             self.queue.add(self._job_request(new, "OutOfSync"))
 
     def _job_deleted(self, job: Obj) -> None:
-        for _, _, timer in self._delayed.pop(f"{job['metadata']['namespace']}/{job['metadata']['name']}", []):
-            timer.cancel()
+        for waiting in self._delayed.pop(f"{job['metadata']['namespace']}/{job['metadata']['name']}", {}).values():
+            if waiting.timer is not None:
+                waiting.timer.cancel()
 
     def _pod_added(self, pod: Obj) -> None:
         req = self._pod_request(pod, "PodPending")
         if req is not None:
             event = "OutOfSync" if _annotations(pod).get(build.OUT_OF_SYNC) else "PodPending"
-            self._enqueue_pod_event(replace(req, event=event))
+            self.queue.add(replace(req, event=event))
 
     def _pod_updated(self, old: Obj, new: Obj) -> None:
         if old["metadata"]["resourceVersion"] == new["metadata"]["resourceVersion"]:
@@ -90,7 +109,7 @@ class JobController(Controller):
             event = "PodRunning"
         elif old_phase != "Pending" and new_phase == "Pending":
             event = "PodPending"
-        self._enqueue_pod_event(replace(req, event=event, exit_code=exit_code))
+        self.queue.add(replace(req, event=event, exit_code=exit_code))
 
     def _pod_deleted(self, pod: Obj) -> None:
         req = self._pod_request(pod, "PodEvicted")
@@ -98,7 +117,7 @@ class JobController(Controller):
             return
         job = self.ctx.lister.get("Job", req.job_name, req.namespace)
         out_of_sync = _annotations(pod).get(build.OUT_OF_SYNC) or job is None
-        self._enqueue_pod_event(replace(req, event="OutOfSync" if out_of_sync else "PodEvicted"))
+        self.queue.add(replace(req, event="OutOfSync" if out_of_sync else "PodEvicted"))
 
     def _podgroup_updated(self, old: Obj, new: Obj) -> None:
         if _phase(old) == _phase(new):
@@ -129,12 +148,10 @@ class JobController(Controller):
         except ValueError:
             return None
         meta = pod["metadata"]
+        partition = (meta.get("labels") or {}).get(build.PARTITION_ID, "")
         return Request(meta["namespace"], job_name, job_uid=ref["uid"] if ref else "", task_name=task,
-                       pod_name=meta["name"], pod_uid=meta["uid"], event=event, job_version=job_version)
-
-    def _enqueue_pod_event(self, req: Request) -> None:
-        self._cancel_on_pod_event(req)
-        self.queue.add(req)
+                       pod_name=meta["name"], pod_uid=meta["uid"], partition_id=partition, event=event,
+                       job_version=job_version)
 
     def _task_pods(self, req: Request) -> list[Obj]:
         return [p for p in self.ctx.lister.by_index("Pod", "job", req.job_key)
@@ -168,23 +185,23 @@ class JobController(Controller):
             self._consume_command(*request[1:])
             return
         req: Request = request
+        self._cancel_on_pod_event(req)
         job = self.ctx.lister.get("Job", req.job_name, req.namespace)
         if job is None:
             return
         action, delay = apply_policies(job, req)
         if delay:
-            self._delay(req, action, delay)
+            self._delay(job, req, action, delay)
             return
-        if req.event not in INTERNAL_EVENTS and action != "SyncJob":
+        if action != "SyncJob":
             self.recorder.event(job, "Normal", "ExecuteAction", f"Start to execute action {action} ")
         try:
-            state.execute(self.actions, job, action, Target(task=req.task_name if action == "RestartTask" else "",
-                                                            pod=req.pod_name if action == "RestartPod" else ""))
+            state.execute(self.actions, job, action, _target(req, action))
         except (StoreError, SyncError, PluginError) as e:
             self._requeue(req, job, action, e)
             return
         self._failures.pop(req, None)
-        if action != "SyncJob":
+        if action not in INTERNAL_ACTIONS:
             self._cancel_after(req, action)
 
     def _consume_command(self, namespace: str, name: str) -> None:
@@ -216,48 +233,85 @@ class JobController(Controller):
                             f"Job failed on action {action} for retry limit reached: {error}")
         self.queue.add(replace(req, action="TerminateJob", event=""))
 
-    # Delayed actions (§2.2).
-    def _delay(self, req: Request, action: str, delay: float) -> None:
-        fired = replace(req, action=action)
-        timer = self.ctx.clock.after(delay, lambda: self._fire(fired))
-        self._delayed.setdefault(req.job_key, []).append((req, action, timer))
+    # Delayed actions (§2.2, `AddDelayActionForJob`, `CleanPodDelayActionsIfNeed`,
+    # `cleanupDelayActions`).
+    def _delay(self, job: Obj, req: Request, action: str, delay: float) -> None:
+        """Runs `action` after `delay`: one waiting action per job and pod; the same action
+        for the same pod keeps its first timer, another one replaces it."""
+        self.recorder.event(job, "Normal", "ExecuteAction", f"Execute action {action} after {go_duration(delay)}")
+        waiting = self._delayed.setdefault(req.job_key, {})
+        old = waiting.get(req.pod_name)
+        if old is not None:
+            if old.action == action:
+                return
+            if old.timer is not None:
+                old.timer.cancel()
+        entry = _Delayed(req, action)
+        entry.timer = self.ctx.clock.after(delay, lambda: self._fire(entry))
+        waiting[req.pod_name] = entry
 
-    def _fire(self, req: Request) -> None:
-        waiting = self._delayed.get(req.job_key, [])
-        self._delayed[req.job_key] = [w for w in waiting if w[0] != replace(req, action="")]
-        self.queue.add(req)
+    def _fire(self, entry: _Delayed) -> None:
+        waiting = self._delayed.get(entry.req.job_key, {})
+        if waiting.get(entry.req.pod_name) is entry:
+            del waiting[entry.req.pod_name]
+            if not waiting:
+                self._delayed.pop(entry.req.job_key, None)
+        self.queue.add(replace(entry.req, action=entry.action))
 
     def _cancel_on_pod_event(self, req: Request) -> None:
-        def cancelled(waiting: Request) -> bool:
-            if waiting.pod_uid != req.pod_uid or not req.pod_uid:
-                return False
-            if waiting.event == "PodPending":
-                return req.event != "PodPending"
-            return waiting.event in ("PodFailed", "PodEvicted") and req.event == "PodRunning"
-        self._cancel(req.job_key, lambda w, a: cancelled(w))
+        """A pod event cancels that pod's waiting action: a PodPending one when the same pod
+        (same UID) reports any other phase event, a PodFailed or PodEvicted one when the pod
+        (or its replacement of the same name) is Running."""
+        if req.event not in POD_EVENTS or req.event == "PodPending":
+            return
+        waiting = self._delayed.get(req.job_key, {})
+        entry = waiting.get(req.pod_name)
+        if entry is None:
+            return
+        if entry.req.event == "PodPending":
+            cancel = entry.req.pod_uid == req.pod_uid
+        else:
+            cancel = entry.req.event in ("PodFailed", "PodEvicted") and req.event == "PodRunning"
+        if cancel:
+            self._cancel(req.job_key, lambda w: w is entry)
 
     def _cancel_after(self, req: Request, action: str) -> None:
-        def same(waiting: Request, waiting_action: str) -> bool:
-            if waiting_action != action:
+        """After a (non-internal) action ran, the waiting actions of the same type go: all
+        job-level ones; task, pod and partition ones only for the same task, pod, partition."""
+        kind = _action_type(action)
+
+        def same(waiting: _Delayed) -> bool:
+            if _action_type(waiting.action) != kind:
                 return False
-            if action == "RestartTask":
-                return waiting.task_name == req.task_name
-            if action == "RestartPod":
-                return waiting.pod_name == req.pod_name
+            if kind == "task":
+                return waiting.req.task_name == req.task_name
+            if kind == "pod":
+                return waiting.req.pod_name == req.pod_name
+            if kind == "partition":
+                return (waiting.req.task_name, waiting.req.partition_id) == (req.task_name, req.partition_id)
             return True
         self._cancel(req.job_key, same)
 
     def _cancel(self, job_key: str, match) -> None:
-        kept = []
-        for waiting, action, timer in self._delayed.get(job_key, []):
-            if match(waiting, action):
-                timer.cancel()
-            else:
-                kept.append((waiting, action, timer))
-        if kept:
-            self._delayed[job_key] = kept
-        else:
+        waiting = self._delayed.get(job_key, {})
+        for pod_name, entry in list(waiting.items()):
+            if match(entry):
+                if entry.timer is not None:
+                    entry.timer.cancel()
+                del waiting[pod_name]
+        if not waiting:
             self._delayed.pop(job_key, None)
+
+
+def _target(req: Request, action: str) -> Target:
+    """GetStateAction: what a targeted restart removes."""
+    if action == "RestartTask":
+        return Target(task=req.task_name)
+    if action == "RestartPod":
+        return Target(pod=req.pod_name)
+    if action == "RestartPartition":
+        return Target(task=req.task_name, partition=req.partition_id)
+    return Target()
 
 
 def _exit_code(pod: Obj) -> int | None:

@@ -21,6 +21,7 @@ class Request:
     task_name: str = ""
     pod_name: str = ""
     pod_uid: str = ""
+    partition_id: str = ""  # the pod's volcano.sh/partition-id label
     event: str = ""
     exit_code: int | None = None
     action: str = ""

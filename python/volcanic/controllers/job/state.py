@@ -7,7 +7,7 @@ from __future__ import annotations
 from volcanic.cluster.store import Obj
 from volcanic.controllers.job.sync import RETAIN_NONE, RETAIN_SOFT, JobActions, Target, UpdateFn
 
-TARGETED = ("RestartTask", "RestartPod")
+TARGETED = ("RestartTask", "RestartPod", "RestartPartition")
 FINISHING = {"AbortJob": "Aborting", "CompleteJob": "Completing", "TerminateJob": "Terminating"}
 # Phases whose KillJob ends in a final phase once no pod is alive.
 DRAINING = {"Aborting": "Aborted", "Completing": "Completed", "Terminating": "Terminated"}
@@ -33,6 +33,12 @@ def _when_drained(phase: str) -> UpdateFn:
 
 def _total_replicas(job: Obj) -> int:
     return sum(t.get("replicas") or 0 for t in job["spec"].get("tasks") or [])
+
+
+def _total_task_min_available(job: Obj) -> int:
+    """TotalTaskMinAvailable: a task without minAvailable counts all its replicas."""
+    return sum(t["minAvailable"] if t.get("minAvailable") is not None else t.get("replicas") or 0
+               for t in job["spec"].get("tasks") or [])
 
 
 def pending_update(job: Obj) -> UpdateFn:
@@ -61,7 +67,7 @@ def running_update(job: Obj) -> UpdateFn:
         if min_success is not None and succeeded >= min_success:
             phase = "Completed"
         elif succeeded + failed == total:
-            if job_min >= sum(t.get("minAvailable") or 0 for t in tasks):
+            if job_min >= _total_task_min_available(job):
                 task_counts = status.get("taskStatusCount") or {}
                 short = any(t["name"] in task_counts and t.get("minAvailable") is not None and
                             (task_counts[t["name"]].get("phase") or {}).get("Succeeded", 0) < t["minAvailable"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from volcanic.cluster.store import AlreadyExists, NotFound, Obj, clone, rfc3339
+from volcanic.cluster.store import AlreadyExists, NotFound, Obj, clone, rfc3339, seconds_of
 from volcanic.controllers.events import Recorder
 from volcanic.controllers.job import build
 from volcanic.controllers.job.plugins import PluginError, plugins_of
@@ -29,16 +29,45 @@ class SyncError(Exception):
 
 @dataclass(frozen=True)
 class Target:
-    """What a targeted kill removes: the pods of a task, or one pod."""
+    """What a targeted kill removes: the pods of a task, one pod, or (partition set, even to
+    "") the pods of one partition of a task."""
 
     task: str = ""
     pod: str = ""
+    partition: str | None = None
 
     def matches(self, pod: Obj) -> bool:
         meta = pod["metadata"]
         if self.pod:
             return meta["name"] == self.pod
-        return (meta.get("annotations") or {}).get(build.TASK_SPEC) == self.task
+        if (meta.get("annotations") or {}).get(build.TASK_SPEC) != self.task:
+            return False
+        return self.partition is None or (meta.get("labels") or {}).get(build.PARTITION_ID) == self.partition
+
+
+def go_duration(seconds: float) -> str:
+    """time.Duration.String(): "30s", "1m30s", "1h0m0s", "500ms"."""
+    ns = round(seconds * 1e9)
+    if ns == 0:
+        return "0s"
+    sign, ns = ("-", -ns) if ns < 0 else ("", ns)
+    if ns < 1_000_000_000:
+        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
+            if ns >= size:
+                return f"{sign}{_trim(ns / size)}{unit}"
+    h, rest = divmod(ns, 3_600_000_000_000)
+    m, rest = divmod(rest, 60_000_000_000)
+    s = _trim(rest / 1e9) + "s"
+    if h:
+        return f"{sign}{h}h{m}m{s}"
+    if m:
+        return f"{sign}{m}m{s}"
+    return sign + s
+
+
+def _trim(value: float) -> str:
+    text = f"{value:.9f}".rstrip("0").rstrip(".")
+    return text or "0"
 
 
 class JobActions:
@@ -64,19 +93,23 @@ class JobActions:
         status["version"] = status.get("version", 0) + 1
         for plugin in self._plugins(job):
             plugin.on_job_delete(job, self.ctx.store)
-        self._finish(job, counts, update)
+        self._finish(job, counts, update, killed=True)
         try:
             self.ctx.store.delete("PodGroup", build.podgroup_name(job), job["metadata"]["namespace"])
         except NotFound:
             pass
 
     def kill_target(self, job: Obj, target: Target, update: UpdateFn | None = None) -> None:
-        """Deletes the pods of one task or one pod (RestartTask, RestartPod)."""
+        """Deletes the pods of one task, one pod or one partition (RestartTask, RestartPod,
+        RestartPartition), whatever their phase; no version bump, the PodGroup stays. A
+        partition that names no pod is skipped, status and phase untouched."""
         if job["metadata"].get("deletionTimestamp"):
+            return
+        if target.partition is not None and not any(target.matches(p) for p in self.pods_of(job)):
             return
         job = clone(job)
         job.setdefault("status", {})
-        self._finish(job, self._kill(job, target.matches, RETAIN_NONE), update)
+        self._finish(job, self._kill(job, target.matches, RETAIN_NONE), update, killed=True)
 
     def _kill(self, job: Obj, selected: Callable[[Obj], bool], retain: frozenset[str]) -> dict:
         counts = _Counts()
@@ -118,8 +151,8 @@ class JobActions:
             self._on_update(job)
         pg = self._podgroup(job)
         pg_phase = ((pg or {}).get("status") or {}).get("phase") or ""
+        self._note_pending(job, pg)
         if pg_phase in ("", "Pending"):
-            self._note_pending(job, pg)
             self._write_status(job, update)
             return
         counts = self._create_and_delete_pods(job)
@@ -280,7 +313,7 @@ class JobActions:
         return ready >= need
 
     # Status.
-    def _finish(self, job: Obj, counts: "_Counts", update: UpdateFn | None) -> None:
+    def _finish(self, job: Obj, counts: "_Counts", update: UpdateFn | None, killed: bool = False) -> None:
         status = job["status"]
         for name in COUNTERS:
             status.pop(name, None)
@@ -290,14 +323,19 @@ class JobActions:
         if not status["taskStatusCount"]:
             del status["taskStatusCount"]
         status["minAvailable"] = job["spec"].get("minAvailable", 0)
-        self._write_status(job, update)
+        self._write_status(job, update, killed)
 
-    def _write_status(self, job: Obj, update: UpdateFn | None) -> None:
+    def _write_status(self, job: Obj, update: UpdateFn | None, killed: bool = False) -> None:
         status = job["status"]
         if update is not None and update(status):
             now = self._now()
             status["state"]["lastTransitionTime"] = now
             _add_condition(status, status["state"]["phase"], now)
+        if killed:  # KillJob: runningDuration = last transition - creation
+            end = seconds_of((status.get("state") or {}).get("lastTransitionTime"))
+            start = seconds_of(job["metadata"].get("creationTimestamp"))
+            status["runningDuration"] = go_duration(max(0.0, (self.ctx.clock.now() if end is None else end)
+                                                        - (start or 0.0)))
         current = self.ctx.lister.get("Job", job["metadata"]["name"], job["metadata"]["namespace"])
         if current is not None and current.get("status") == status:
             return
