@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import volcanic
-from volcanic.cluster.store import AlreadyExists, Conflict, MemoryStore, NotFound
+from volcanic.cluster.store import AlreadyExists, Conflict, MemoryStore, NotFound, clone
 
 
 def _cm(name, data=None, ns="default", **meta):
@@ -47,7 +47,8 @@ def test_update_conflicts_on_a_stale_version_and_bumps_generation_on_spec_change
     assert new["metadata"]["generation"] == 2
     with pytest.raises(Conflict, match="the object has been modified"):
         s.update(dict(cm, data={"a": "3"}))  # cm carries an old resourceVersion
-    unversioned = dict(new, data={"a": "4"})
+    unversioned = clone(new)  # what writes return is read-only
+    unversioned["data"] = {"a": "4"}
     del unversioned["metadata"]["resourceVersion"]
     assert s.update(unversioned)["data"] == {"a": "4"}  # no version: last write wins
     with pytest.raises(NotFound):
@@ -56,9 +57,9 @@ def test_update_conflicts_on_a_stale_version_and_bumps_generation_on_spec_change
 
 def test_status_is_a_subresource():
     s = MemoryStore()
-    p = s.create(_pod("p"))
+    p = clone(s.create(_pod("p")))
     p["status"] = {"phase": "Succeeded"}
-    p = s.update_status(p)
+    p = clone(s.update_status(p))
     assert p["status"] == {"phase": "Succeeded"}
     p["status"] = {"phase": "Failed"}
     p["spec"]["nodeName"] = "n1"

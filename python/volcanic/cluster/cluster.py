@@ -122,7 +122,7 @@ class Cluster:
         stored, done = [], []
         try:
             for o in objs:
-                stored.append(self._apply_one(o, done))
+                stored.append(clone(self._apply_one(o, done)))
         except Exception:
             self._undo(done)
             raise

@@ -12,8 +12,9 @@ What it promises, as the Kubernetes API server does:
 - watch streams ADDED / MODIFIED / DELETED events in commit order.
 
 Objects are copied on the way in and out of get/list, so callers never share state with
-the store. Watch events carry the committed objects themselves, which are never changed
-after commit: watchers must treat them as read-only. Costs: get, create, update and delete
+the store. Watch events, and what create/update/update_status/bind return, are the
+committed objects themselves, which are never changed after commit: treat them as
+read-only (copy with clone() to change one). Costs: get, create, update and delete
 are O(size of the object); list is O(objects of the kind); a cascade is O(dependents).
 Deterministic: uids and resourceVersions come from counters, times from the clock.
 """
@@ -184,7 +185,7 @@ class MemoryStore:
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
             self._commit("MODIFIED", kind, key, obj)
             self._remove(kind, key)
-            return clone(obj)
+            return obj
         return self._commit("MODIFIED", kind, key, obj)
 
     def update_status(self, obj: Obj) -> Obj:
@@ -249,7 +250,7 @@ class MemoryStore:
         self._index_owners(kind, key, obj, add=True)
         for w in self._watches:
             w._offer(event, obj)
-        return clone(obj)
+        return obj
 
     def _index_owners(self, kind: Kind, key: Key, obj: Obj, add: bool) -> None:
         for ref in obj["metadata"].get("ownerReferences") or ():

@@ -99,13 +99,16 @@ class QueueController(Controller):
         super().__init__(ctx)
         self._recorder = shared_recorder(ctx)
         self._failures: dict[Hashable, int] = {}
+        # queue -> PodGroup phase -> count, kept from the PodGroup events (a sync would
+        # otherwise walk every PodGroup of the queue).
+        self._phases: dict[str, dict[str, int]] = {}
 
     # Event handlers.
     def handlers(self) -> dict[str, Handler]:
         return {
             "Queue": Handler(on_add=self._queue_added, on_update=self._queue_updated),
             "PodGroup": Handler(on_add=self._pg_added, on_update=self._pg_updated,
-                                on_delete=self._pg_added),
+                                on_delete=self._pg_deleted),
             "Command": Handler(on_add=self._command_added),
         }
 
@@ -123,10 +126,22 @@ class QueueController(Controller):
     def _pg_queue(pg: Obj) -> str:
         return (pg.get("spec") or {}).get("queue") or "default"
 
+    def _count(self, pg: Obj, delta: int) -> None:
+        phases = self._phases.setdefault(self._pg_queue(pg), {})
+        phase = (pg.get("status") or {}).get("phase") or ""
+        phases[phase] = phases.get(phase, 0) + delta
+
     def _pg_added(self, pg: Obj) -> None:
+        self._count(pg, 1)
+        self._sync(self._pg_queue(pg))
+
+    def _pg_deleted(self, pg: Obj) -> None:
+        self._count(pg, -1)
         self._sync(self._pg_queue(pg))
 
     def _pg_updated(self, old: Obj, new: Obj) -> None:
+        self._count(old, -1)
+        self._count(new, 1)
         if self._pg_queue(old) != self._pg_queue(new):
             self._sync(self._pg_queue(old))
             self._sync(self._pg_queue(new))
@@ -203,44 +218,41 @@ class QueueController(Controller):
             # A manual close: re-opening the parent must not re-open this queue.
             q = self._set_annotation(q, CLOSED_BY_PARENT, "false")
 
-        closed_or_closing = lambda pgs: CLOSED if not pgs else CLOSING  # noqa: E731
+        closed_or_closing = lambda podgroups: CLOSED if not podgroups else CLOSING  # noqa: E731
         if action == OPEN_QUEUE:
             if state in ("", OPEN):
-                wrap(lambda: self._sync_queue(q, lambda pgs: OPEN))
+                wrap(lambda: self._sync_queue(q, lambda podgroups: OPEN))
             else:
                 wrap(lambda: self._open_queue(q))
         elif action == CLOSE_QUEUE:
             if state == CLOSED:
-                wrap(lambda: self._sync_queue(q, lambda pgs: CLOSED))
+                wrap(lambda: self._sync_queue(q, lambda podgroups: CLOSED))
             elif state == CLOSING:
                 wrap(lambda: self._sync_queue(q, closed_or_closing))
             else:
                 wrap(lambda: self._close_queue(q, closed_or_closing))
         else:
-            def keep(pgs: list[Obj]) -> str:
+            def keep(podgroups: int) -> str:
                 if state in ("", OPEN):
                     return OPEN
                 if state == CLOSING:
-                    return closed_or_closing(pgs)
+                    return closed_or_closing(podgroups)
                 return state  # Closed stays Closed, Unknown stays Unknown
             wrap(lambda: self._sync_queue(q, keep))
 
     # The three queue actions (queue_controller_action.go).
-    def _podgroups(self, name: str) -> list[Obj]:
-        return self.ctx.lister.by_index("PodGroup", "queue", name)
+    def _podgroups(self, name: str) -> int:
+        """How many PodGroups the queue has (all phases)."""
+        return sum(self._phases.get(name, {}).values())
 
     def _sync_queue(self, q: Obj, next_state) -> None:
         q = self._ensure_parent(q)
-        pgs = self._podgroups(q["metadata"]["name"])
-        counts: dict[str, int] = {}
-        for pg in pgs:
-            field = COUNTS.get((pg.get("status") or {}).get("phase") or "")
-            if field:
-                counts[field] = counts.get(field, 0) + 1
+        phases = self._phases.get(q["metadata"]["name"], {})
+        counts = {COUNTS[p]: n for p, n in sorted(phases.items()) if p in COUNTS and n}
         old = q.get("status") or {}
         status = {k: v for k, v in old.items() if k not in COUNTS.values()}
         status.update(counts)
-        status["state"] = next_state(pgs)
+        status["state"] = next_state(sum(phases.values()))
         status.setdefault("allocated", {})
         if status != old:
             q = self.ctx.store.update_status(dict(q, status=status))

@@ -34,10 +34,6 @@ def _job_of_pod(pod: Obj) -> Iterable[str]:
     return [f"{pod['metadata']['namespace']}/{job}"] if job else []
 
 
-def _queue_of_podgroup(pg: Obj) -> Iterable[str]:
-    return [(pg.get("spec") or {}).get("queue") or "default"]
-
-
 def _parent_of_queue(q: Obj) -> Iterable[str]:
     if q["metadata"]["name"] == "root":
         return []
@@ -53,7 +49,6 @@ def _node_of_pod(pod: Obj) -> Iterable[str]:
 INDEXES: dict[tuple[str, str], IndexFn] = {
     ("Pod", "job"): _job_of_pod,          # "ns/job" of a Volcano Job's pods
     ("Pod", "node"): _node_of_pod,
-    ("PodGroup", "queue"): _queue_of_podgroup,
     ("Queue", "parent"): _parent_of_queue,
 }
 

@@ -52,13 +52,14 @@ def task_min_available(task: Obj) -> int:
     return task.get("replicas") or 0
 
 
-def build_podgroup(job: Obj, lister: Lister) -> Obj:
+def build_podgroup(job: Obj, lister: Lister, min_res: dict[str, str] | None = None) -> Obj:
+    """The job's PodGroup; `min_res` is min_resources(job, lister) when the caller has it."""
     spec = job["spec"]
     pg_spec: Obj = {
         "minMember": spec.get("minAvailable") or 0,
         "minTaskMember": {t["name"]: task_min_available(t) for t in spec.get("tasks") or []},
         "queue": spec.get("queue") or "default",
-        "minResources": min_resources(job, lister),
+        "minResources": min_res if min_res is not None else min_resources(job, lister),
     }
     if spec.get("priorityClassName"):
         pg_spec["priorityClassName"] = spec["priorityClassName"]

@@ -73,7 +73,8 @@ def _trim(value: float) -> str:
 class JobActions:
     def __init__(self, ctx: Context, recorder: Recorder) -> None:
         self.ctx, self.recorder = ctx, recorder
-        self._pending_notes: dict[str, str] = {}  # job uid -> the last PodGroupPending message
+        self._pending_notes: dict[str, str] = {}
+        self._derived: dict[tuple[str, str, int | None], Any] = {}  # job uid -> the last PodGroupPending message
 
     def pods_of(self, job: Obj) -> list[Obj]:
         meta = job["metadata"]
@@ -176,7 +177,7 @@ class JobActions:
 
     def _plugins(self, job: Obj) -> list:
         try:
-            return plugins_of(job)
+            return self._memo("plugins", job, lambda: plugins_of(job))
         except PluginError as e:
             self.recorder.event(job, "Warning", "PluginError", str(e))
             raise SyncError(str(e)) from None
@@ -218,8 +219,19 @@ class JobActions:
         return (self.ctx.lister.get("PodGroup", build.podgroup_name(job), ns)
                 or self.ctx.lister.get("PodGroup", job["metadata"]["name"], ns))
 
+    def _memo(self, what: str, job: Obj, make: Callable[[], Any]) -> Any:
+        """What a job's spec alone determines (its plugins, its minResources) is made once per
+        spec generation: every sync would otherwise re-parse flags and quantities."""
+        key = (what, job["metadata"]["uid"], job["metadata"].get("generation"))
+        if key not in self._derived:
+            if len(self._derived) >= 8192:
+                self._derived.clear()
+            self._derived[key] = make()
+        return self._derived[key]
+
     def _ensure_podgroup(self, job: Obj) -> None:
-        want = build.build_podgroup(job, self.ctx.lister)
+        min_res = self._memo("minResources", job, lambda: build.min_resources(job, self.ctx.lister))
+        want = build.build_podgroup(job, self.ctx.lister, min_res)
         have = self._podgroup(job)
         if have is None:
             try:
