@@ -457,6 +457,8 @@ absl::StatusOr<JobInfo> ParsePodGroup(const json& obj, const ParseOptions& opts)
       }
       j.conditions.push_back(std::move(c));
     }
+    j.status_phase = j.phase;
+    j.status_conditions = j.conditions;
     int i = 0;
     for (const char* field : {"running", "succeeded", "failed"}) {
       ASSIGN_OR_RETURN(auto n, f.Int(*status, field, "status"));

@@ -132,9 +132,12 @@ struct JobInfo {
   int32_t min_available = 0;
   std::map<std::string, int32_t> min_task_member;
   std::optional<Resource> min_resources;
-  std::string phase;  // PodGroup status.phase
+  std::string phase;  // PodGroup status.phase (sessions change it; an upsert resets it)
   std::vector<PodGroupCondition> conditions;
-  std::array<int32_t, 3> status_counts{};  // status.running, succeeded, failed as read
+  // The PodGroup's status as read, to tell what a session changed.
+  std::string status_phase;
+  std::vector<PodGroupCondition> status_conditions;
+  std::array<int32_t, 3> status_counts{};  // status.running, succeeded, failed
   int64_t creation_ms = 0;
   bool preemptable = false;
   Labels labels, annotations;

@@ -78,8 +78,6 @@ absl::Status Session::Open() {
   for (const auto& [key, job] : cache_.jobs()) {
     if (!Cache::Schedulable(*job)) continue;
     jobs_.emplace(key, job.get());
-    old_conditions_[job.get()] = job->conditions;
-    old_phases_[job.get()] = job->phase;
   }
   ResolvePriorities();
 
@@ -402,12 +400,18 @@ bool Session::NeedContinueAllocating(const JobInfo& job) const {
 }
 
 void Session::UpdatePodGroupCondition(JobInfo* job, PodGroupCondition c) {
-  if (c.type == "Unschedulable" && c.status == "True") gang_unschedulable_.emplace_back(job, c.message);
+  if (c.type == "Unschedulable" && c.status == "True") {
+    gang_unschedulable_.emplace_back(job, c.message);
+    unschedulable_now_.insert(job);
+  }
+  if (now_stamp_.empty()) now_stamp_ = FormatTimestamp(opts_.now_ms);
   c.transition_id = opts_.uid;
-  c.last_transition_time = FormatTimestamp(opts_.now_ms);
+  c.last_transition_time = now_stamp_;
   for (auto& old : job->conditions) {
     if (old.type == c.type) {
-      old = std::move(c);
+      // Changed only in time and transition ID: not rewritten (Volcano's JobUpdater
+      // skips such updates), so it keeps its old stamps.
+      if (old.status != c.status || old.reason != c.reason || old.message != c.message) old = std::move(c);
       return;
     }
   }

@@ -218,8 +218,8 @@ class Session {
   std::vector<std::pair<TaskInfo*, TaskStatus>> evicted_;  // evictions and the status before
   // Allocations undone by Discard, by job.
   absl::flat_hash_map<const JobInfo*, absl::flat_hash_set<const TaskInfo*>> discarded_;
-  absl::flat_hash_map<const JobInfo*, std::vector<PodGroupCondition>> old_conditions_;
-  absl::flat_hash_map<const JobInfo*, std::string> old_phases_;
+  absl::flat_hash_set<const JobInfo*> unschedulable_now_;  // Unschedulable set this session
+  std::string now_stamp_;                                   // opts_.now_ms as RFC 3339
   std::vector<std::pair<const JobInfo*, std::string>> gang_unschedulable_;  // job -> message
   absl::btree_map<std::string, std::string> skipped_;  // task key -> reason
   std::vector<std::pair<std::string, std::string>> binds_;

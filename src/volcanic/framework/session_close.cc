@@ -9,12 +9,6 @@
 namespace volcanic {
 namespace {
 
-bool HasUnschedulableFrom(const JobInfo& job, const std::string& uid) {
-  return std::any_of(job.conditions.begin(), job.conditions.end(), [&](const PodGroupCondition& c) {
-    return c.type == "Unschedulable" && c.status == "True" && c.transition_id == uid;
-  });
-}
-
 // Volcano's getPodGroupPhase.
 std::string PodGroupPhase(const JobInfo& job, bool unschedulable) {
   if (job.Count(Mask(TaskStatus::kRunning)) != 0 && unschedulable) return "Unknown";
@@ -33,19 +27,6 @@ std::string SortedHistogram(const std::map<std::string, int>& h) {
   for (const auto& [k, v] : h) items.push_back(absl::StrCat(v, " ", k));
   std::sort(items.begin(), items.end());
   return absl::StrJoin(items, ", ");
-}
-
-// A condition that changed only in time and transition ID is not rewritten
-// (Volcano's JobUpdater skips such updates), so it keeps its old stamps.
-void KeepUnchangedStamps(std::vector<PodGroupCondition>& now, const std::vector<PodGroupCondition>& before) {
-  for (auto& c : now) {
-    for (const auto& o : before) {
-      if (o.type == c.type && o.status == c.status && o.reason == c.reason && o.message == c.message) {
-        c.transition_id = o.transition_id;
-        c.last_transition_time = o.last_transition_time;
-      }
-    }
-  }
 }
 
 }  // namespace
@@ -95,12 +76,11 @@ void Session::WritePodGroupStatus(Decisions* out) {
   for (auto& [key, job] : jobs_) {
     for (const auto& [tk, t] : job->tasks)
       if (t->status == TaskStatus::kPipelined) out->pipelined.emplace_back(tk, t->node_name);
-    job->phase = PodGroupPhase(*job, HasUnschedulableFrom(*job, opts_.uid));
-    KeepUnchangedStamps(job->conditions, old_conditions_[job]);
+    job->phase = PodGroupPhase(*job, unschedulable_now_.contains(job));
     std::array<int32_t, 3> counts = {job->Count(Mask(TaskStatus::kRunning)),
                                      job->Count(Mask(TaskStatus::kSucceeded)),
                                      job->Count(Mask(TaskStatus::kFailed))};
-    if (opts_.changed_only && job->phase == old_phases_[job] && job->conditions == old_conditions_[job] &&
+    if (opts_.changed_only && job->phase == job->status_phase && job->conditions == job->status_conditions &&
         counts == job->status_counts)
       continue;
     PodGroupStatusOut& st = out->podgroups[key];
