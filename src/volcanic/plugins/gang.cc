@@ -63,10 +63,11 @@ class GangPlugin : public Plugin {
     });
   }
 
-  // Writes the Unschedulable or Scheduled condition of every job.
+  // Writes the Unschedulable or Scheduled condition of every job, a PodGroup
+  // without pods too ("1/0 tasks in gang unschedulable: pod group is not
+  // ready, 1 minAvailable" is what Volcano users see on a job not yet enqueued).
   void OnSessionClose(Session& ssn) override {
     for (const auto& [key, job] : ssn.jobs()) {
-      if (job->tasks.empty()) continue;
       PodGroupCondition c;
       c.status = "True";
       if (!IsReady(*job)) {
