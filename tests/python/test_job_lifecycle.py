@@ -37,45 +37,34 @@ def node(name: str, cpu: str = "4", memory: str = "8Gi", start_delay: str | None
             "status": {"allocatable": alloc, "capacity": dict(alloc)}}
 
 
+def _given(fields: dict[str, Any]) -> dict[str, Any]:
+    """The fields whose value is not None."""
+    return {k: v for k, v in fields.items() if v is not None}
+
+
 def task(name: str = "t", replicas: int = 1, *, cpu: str = "1", duration: str | None = None,
          exit_code: int | None = None, restart: str = "Never", min_available: int | None = None,
          max_retry: int | None = None, policies: list | None = None, depends_on: dict | None = None,
          selector: dict | None = None, **extra: Any) -> dict[str, Any]:
     """A task whose pods run `duration` (forever when None) and exit with `exit_code`."""
-    annotations = {}
-    if duration is not None:
-        annotations["volcanic/sim-duration"] = duration
-    if exit_code is not None:
-        annotations["volcanic/sim-exit-code"] = str(exit_code)
+    annotations = _given({"volcanic/sim-duration": duration,
+                          "volcanic/sim-exit-code": None if exit_code is None else str(exit_code)})
     spec: dict[str, Any] = {"restartPolicy": restart,
                             "containers": [{"name": "main", "image": "busybox",
                                             "resources": {"requests": {"cpu": cpu, "memory": "128Mi"}}}]}
     if selector:
         spec["nodeSelector"] = selector
-    t: dict[str, Any] = {"name": name, "replicas": replicas,
-                         "template": {"metadata": {"annotations": annotations}, "spec": spec}, **extra}
-    if min_available is not None:
-        t["minAvailable"] = min_available
-    if max_retry is not None:
-        t["maxRetry"] = max_retry
-    if policies is not None:
-        t["policies"] = policies
-    if depends_on is not None:
-        t["dependsOn"] = depends_on
-    return t
+    return {"name": name, "replicas": replicas,
+            "template": {"metadata": {"annotations": annotations}, "spec": spec}, **extra,
+            **_given({"minAvailable": min_available, "maxRetry": max_retry, "policies": policies,
+                      "dependsOn": depends_on})}
 
 
 def job(name: str = "j", *tasks: dict, min_available: int | None = None, policies: list | None = None,
         max_retry: int | None = None, min_success: int | None = None, **spec: Any) -> dict[str, Any]:
-    s: dict[str, Any] = {"tasks": list(tasks) or [task()], **spec}
-    if min_available is not None:
-        s["minAvailable"] = min_available
-    if policies is not None:
-        s["policies"] = policies
-    if max_retry is not None:
-        s["maxRetry"] = max_retry
-    if min_success is not None:
-        s["minSuccess"] = min_success
+    s: dict[str, Any] = {"tasks": list(tasks) or [task()], **spec,
+                         **_given({"minAvailable": min_available, "policies": policies, "maxRetry": max_retry,
+                                   "minSuccess": min_success})}
     return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
             "metadata": {"name": name, "namespace": NS}, "spec": s}
 
