@@ -66,6 +66,7 @@ def test_run_examples_reports_each_job():
              "examples/queues.yaml", "--json")
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
+    assert report["errors"] == []
     jobs = {row["job"]: row for row in report["jobs"]}
     assert {row["phase"] for row in jobs.values()} == {"Completed"}
     tf = jobs["default/tensorflow-dist-mnist"]

@@ -139,8 +139,9 @@ def test_exit_codes_and_restart_policies(cluster):
                    pod("ok", duration="10s", exit_code=0, restart="OnFailure"),
                    pod("always", duration="10s", restart="Always")])
     cluster.run(11)  # bound and started at 0, exited at 10
-    always = cluster.get("Pod", "always")["status"]  # a success restarts at once under Always
-    assert always["phase"] == "Running" and always["containerStatuses"][0]["restartCount"] == 1
+    always = cluster.get("Pod", "always")["status"]  # Always restarts after a success too, backing off
+    assert always["phase"] == "Running" and always["containerStatuses"][0]["restartCount"] == 0
+    assert always["containerStatuses"][0]["lastState"]["terminated"]["exitCode"] == 0
     never = cluster.get("Pod", "never")
     assert never["status"]["phase"] == "Failed"
     assert never["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 3
@@ -151,6 +152,8 @@ def test_exit_codes_and_restart_policies(cluster):
     cluster.run(10)  # back-off 10 s, then running again with restartCount 1
     onfailure = cluster.get("Pod", "onfailure")["status"]
     assert onfailure["containerStatuses"][0]["restartCount"] == 1 and "running" in onfailure["containerStatuses"][0]["state"]
+    always = cluster.get("Pod", "always")["status"]
+    assert always["containerStatuses"][0]["restartCount"] == 1
 
 
 def test_a_node_that_is_not_ready_fails_its_pods_and_gets_no_new_ones(cluster):
@@ -260,3 +263,85 @@ def test_conf_is_yaml_text_a_dict_or_a_path(tmp_path):
 def test_run_rejects_negative_time(cluster):
     with pytest.raises(ValueError, match="seconds"):
         cluster.run(-1)
+
+
+def test_apply_merges_onto_the_stored_object(cluster):
+    """Re-applying the same YAML keeps what admission and controllers filled in (kubectl
+    apply semantics); a field sent as null is removed."""
+    cluster.apply([node("n1"), job("j", duration="1h")])
+    first = cluster.get("Job", "j")
+    assert first["spec"]["queue"] == "default" and first["spec"]["maxRetry"] == 3  # reference §3.2
+    again = cluster.apply(job("j", duration="1h"))
+    assert again["spec"] == first["spec"] and again["metadata"]["generation"] == 1
+    assert again["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]  # a no-op write
+    n1 = node("n1")
+    n1["metadata"]["labels"] = {"a": "b"}
+    labelled = cluster.apply(n1)
+    assert labelled["status"]["allocatable"]["cpu"] == "4" and labelled["metadata"]["labels"] == {"a": "b"}
+    assert "labels" not in cluster.apply(node("n1"))["metadata"]  # dropped from the YAML: removed
+    cluster.api.create({"kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"k": "v"}})
+    merged = cluster.apply({"kind": "ConfigMap", "metadata": {"name": "cm", "labels": {"x": "y"}}})
+    assert merged["metadata"]["labels"] == {"x": "y"} and merged["data"] == {"k": "v"}  # never applied: merged
+
+
+def test_a_stale_resource_version_is_a_conflict(cluster):
+    from volcanic.cluster.store import Conflict
+    stale = cluster.apply(node("n1"))
+    cluster.apply(dict(node("n1"), metadata={"name": "n1", "labels": {"v": "2"}}))
+    with pytest.raises(Conflict, match="the object has been modified"):
+        cluster.apply(dict(stale, metadata=dict(stale["metadata"], labels={"v": "3"})))
+
+
+def test_pod_updates_are_limited_as_in_kubernetes(cluster):
+    cluster.apply([node("n1"), pod("p", duration="1h")])
+    cluster.run(1)
+    again = cluster.apply(pod("p", duration="1h"))  # re-applied without nodeName: kept
+    assert again["spec"]["nodeName"] == "n1"
+    changed = pod("p", cpu="2", duration="1h")
+    with pytest.raises(volcanic.InvalidObject, match="pod updates may not change fields"):
+        cluster.apply(changed)
+    image = pod("p", duration="1h")
+    image["spec"]["containers"][0]["image"] = "busybox:2"
+    assert cluster.apply(image)["spec"]["containers"][0]["image"] == "busybox:2"
+
+
+def test_bad_input_is_refused_with_the_object_and_field(cluster):
+    with pytest.raises(volcanic.InvalidObject, match="not a file name"):
+        cluster.apply("examples/cluster.yaml")
+    with pytest.raises(volcanic.InvalidObject, match=r"Job j: spec.ttlSecondsAfterFinished: must be a finite"):
+        cluster.apply(dict(job("j"), spec=dict(job("j")["spec"], ttlSecondsAfterFinished=float("nan"))))
+    with pytest.raises(volcanic.InvalidObject, match=r"metadata.annotations.volcanic/sim-duration: must be a string"):
+        cluster.apply(dict(pod("p"), metadata={"name": "p", "annotations": {"volcanic/sim-duration": 90}}))
+    with pytest.raises(volcanic.InvalidObject, match="metadata.labels: must be a map"):
+        cluster.apply(dict(pod("p"), metadata={"name": "p", "labels": ["x"]}))
+    with pytest.raises(volcanic.InvalidObject, match="spec: must be a map"):
+        cluster.apply({"kind": "Queue", "metadata": {"name": "q"}, "spec": "x"})
+    with pytest.raises(ValueError, match="finite"):
+        cluster.run(float("inf"))
+    with pytest.raises(ValueError, match="step"):
+        cluster.run_until(lambda c: False, step=0)
+    assert cluster.list("Pod") == [] and cluster.list("Job") == []
+
+
+def test_a_failed_apply_leaves_no_namespace_behind(cluster):
+    bad = dict(pod("p"), metadata={"name": "p", "namespace": "fresh"})
+    with pytest.raises(volcanic.InvalidObject):
+        cluster.apply([bad, {"kind": "Pod", "metadata": {"name": "q", "namespace": "fresh"}, "spec": "x"}])
+    assert cluster.get("Namespace", "fresh") is None
+
+
+def test_objects_the_controllers_cannot_read_do_not_stop_the_cluster(cluster):
+    """A malformed object is reported in errors; the others still run."""
+    cluster.apply([node("n1"), {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+                                "metadata": {"name": "odd"}, "spec": {"parent": ["a"], "weight": "x"}},
+                   pod("p", duration="5s")])
+    cluster.run(10)
+    assert phase(cluster, "p") == "Succeeded"
+    assert any("odd" in e for e in cluster.errors)
+    cluster.errors.clear()
+
+
+def test_a_pod_that_exits_at_once_under_always_backs_off_instead_of_spinning(cluster):
+    cluster.apply([node("n1"), pod("p", duration="0s", restart="Always")])
+    cluster.run(100)  # exits at 0, 10, 30, 70: back-off 10, 20, 40 s
+    assert cluster.get("Pod", "p")["status"]["containerStatuses"][0]["restartCount"] == 3

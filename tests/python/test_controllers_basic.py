@@ -492,6 +492,28 @@ def test_denied_podgroup_is_retried_with_back_off():
     assert h.runner.errors == []
 
 
+
+def test_denied_podgroup_back_off_is_capped_and_never_overflows():
+    """§2.5: the rate limiter's back-off (5 ms doubling, at most 1000 s) goes on for as long
+    as the denial lasts; a thousand failures and more must neither overflow (2**n as a float)
+    nor stop the retries."""
+    h = Harness(PodGroupController, store_class=DenyingStore)
+    pod = h.store.create(make_pod("p1", annotations={"scheduling.volcano.sh/queue-name": "later"}))
+    h.run(1_100_000)  # > 1024 retries at the 1000 s cap
+    assert h.store.list("PodGroup") == []
+    assert h.runner.errors == []
+    h.queue("later")
+    h.run(1000)
+    assert h.store.get("PodGroup", f"podgroup-{pod['metadata']['uid']}", "ns") is not None
+    assert h.runner.errors == []
+
+
+def test_controllers_have_no_unused_kinds_attribute():
+    """The runtime's Controller has no `kinds` (the informers watch every kind): the
+    controllers do not declare one nobody reads."""
+    for controller in (QueueController, PodGroupController, GarbageCollector):
+        assert not hasattr(controller, "kinds")
+
 def test_min_resources_follow_kubernetes_pod_requests():
     """§2.5 minResources = pod requests x minMember (util.CalTaskRequests: quota's
     PodUsageFunc): containers summed, a missing request defaulted from its limit, at least

@@ -117,6 +117,29 @@ def test_unknown_or_malformed_argument_names_the_job_the_plugin_and_the_argument
         plugins_of(_job(plugins={"env": "--x"}))
 
 
+
+def test_well_known_names_and_the_job_owner_reference_are_defined_once():
+    """Volcano's label and annotation keys and API versions that several modules use live in
+    controllers/keys.py; the pod name ("<job>-<task>-<i>", MakePodName) and the owner
+    reference to the job live in job/build.py. The plugins, the job controller and the
+    PodGroup controller use those, so they cannot drift apart."""
+    import inspect
+
+    from volcanic.controllers import keys, podgroup
+    from volcanic.controllers.job import build, controller, sync
+    from volcanic.controllers.job.plugins import common, svc
+    shared = {v for k, v in vars(keys).items() if k.isupper() and isinstance(v, str)}
+    for module in (build, common, svc, sync, controller, podgroup):
+        source = inspect.getsource(module)
+        assert [v for v in shared if f'"{v}"' in source] == [], module.__name__
+    assert common.pod_name is build.pod_name and common.owner_reference is build.owner_reference
+    job = _job("tf", [_task("ps", 2)])
+    assert common.task_hosts(job, job["spec"]["tasks"][0]) == ["tf-ps-0.tf", "tf-ps-1.tf"]
+    owned = common.owned_object(job, "v1", "ConfigMap", "tf-x")
+    assert owned["metadata"]["ownerReferences"] == [build.owner_reference(job)]
+    _owned_by(owned, job)
+    assert svc.pod_selector(job) == {keys.JOB_NAME: "tf", keys.JOB_NAMESPACE: "default"}
+
 def test_flags_parse_as_go_flag_does():
     """Volcano parses plugin arguments with Go's flag package."""
     defaults = {"on": False, "port": 1, "name": "a"}

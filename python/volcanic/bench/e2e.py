@@ -64,7 +64,7 @@ def run_e2e(preset: str, seed: int = 1, conf: Any = None) -> dict[str, Any]:
     succeeded = sum(1 for p in c.list("Pod") if (p.get("status") or {}).get("phase") == "Succeeded")
     phases: dict[str, int] = {}
     for job in c.list("Job"):
-        phase = job["status"]["state"]["phase"]
+        phase = ((job.get("status") or {}).get("state") or {}).get("phase") or "Pending"
         phases[phase] = phases.get(phase, 0) + 1
     return {"preset": preset, "nodes": n_nodes, "jobs": n_jobs, "pods": n_jobs * pods,
             "wall_s": round(wall, 2), "simulated_s": c.now, "pods_completed": succeeded,

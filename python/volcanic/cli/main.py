@@ -77,8 +77,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     cluster.run_until(all_finished, limit=args.seconds)
     rows = job_report(cluster)
     if args.json:
-        print(json.dumps({"now": cluster.now, "jobs": rows}, indent=2))
-        return 0
+        print(json.dumps({"now": cluster.now, "jobs": rows, "errors": cluster.errors}, indent=2))
+        return 0 if not cluster.errors else 1
 
     def at(t: float | None) -> str:
         return "-" if t is None else f"{t:g}s"

@@ -45,6 +45,9 @@ class AdmissionChain:
     def add_validator(self, kind: str, fn: Validator) -> None:
         self.validators.setdefault(kind, []).append(fn)
 
+    def has_rules(self, kind: Any) -> bool:
+        return bool(self.mutators.get(kind) or self.validators.get(kind))
+
     def admit(self, operation: str, obj: Obj | None, old: Obj | None, lister: Any) -> Obj | None:
         """The object to store after mutation; raises AdmissionError on a denial."""
         kind = (obj or old or {}).get("kind", "")

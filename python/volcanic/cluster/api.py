@@ -5,18 +5,42 @@ it (users through Cluster.apply, controllers, the scheduler), and writes status 
 bindings without admission. Built in, before the configurable chain:
 - Priority admission: a new Pod gets spec.priority from its priorityClassName, else from
   the global-default PriorityClass, else 0; an unknown class is a denial.
+- Pod updates may change only what Kubernetes lets them change (images, tolerations,
+  activeDeadlineSeconds, terminationGracePeriodSeconds; nodeName only through bind).
 - Namespaces are created on first use (a convenience of the embedded cluster; a real API
   server refuses objects in a missing namespace).
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 from volcanic.cluster.admission import AdmissionChain
 from volcanic.cluster.kinds import KINDS
 from volcanic.cluster.store import MemoryStore, Obj, Watch
-from volcanic.errors import AdmissionError
+from volcanic.errors import AdmissionError, InvalidObject
+
+
+_POD_MUTABLE = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")
+
+
+def _check_pod_update(new: Obj, old: Obj) -> None:
+    """The API server's pod update validation, without the fine print on tolerations."""
+    def fixed(spec: Any) -> Any:
+        if not isinstance(spec, dict):
+            return spec
+        out = {k: v for k, v in spec.items() if k not in _POD_MUTABLE}
+        for field in ("containers", "initContainers"):
+            if isinstance(out.get(field), list):
+                out[field] = [{k: v for k, v in c.items() if k != "image"} if isinstance(c, dict) else c
+                              for c in out[field]]
+        return out
+    if fixed(new.get("spec")) != fixed(old.get("spec")):
+        meta = old["metadata"]
+        raise InvalidObject(
+            f'Pod {meta["namespace"]}/{meta["name"]}: spec: Forbidden: pod updates may not change fields other '
+            "than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, "
+            "`spec.tolerations` (only additions to existing tolerations), `spec.terminationGracePeriodSeconds`")
 
 
 class EmbeddedApi:
@@ -45,10 +69,14 @@ class EmbeddedApi:
         return self.store.create(obj)
 
     def update(self, obj: Obj) -> Obj:
-        meta = obj.get("metadata") or {}
-        old = self.store.get(obj.get("kind"), meta.get("name", ""), meta.get("namespace"))
-        if old is not None:
-            obj = self.admission.admit("UPDATE", obj, old, self.store)
+        kind = obj.get("kind")
+        if kind == "Pod" or self.admission.has_rules(kind):
+            meta = obj.get("metadata") or {}
+            old = self.store.get(kind, meta.get("name", ""), meta.get("namespace"))
+            if old is not None:
+                if kind == "Pod":
+                    _check_pod_update(obj, old)
+                obj = self.admission.admit("UPDATE", obj, old, self.store)
         return self.store.update(obj)
 
     def update_status(self, obj: Obj) -> Obj:
@@ -58,7 +86,7 @@ class EmbeddedApi:
         return self.store.bind(namespace, name, node)
 
     def delete(self, kind: str, name: str, namespace: str | None = None, uid: str | None = None) -> None:
-        old = self.store.get(kind, name, namespace)
+        old = self.store.get(kind, name, namespace) if self.admission.has_rules(kind) else None
         if old is not None:
             self.admission.admit("DELETE", None, old, self.store)
         self.store.delete(kind, name, namespace, uid=uid)

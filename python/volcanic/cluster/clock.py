@@ -21,6 +21,8 @@ class VirtualClock:
 
     def after(self, delay: float, fn: Callable[[], None]) -> Timer:
         """Runs fn at now + delay (a negative delay means now)."""
+        if delay != delay or delay == float("inf"):
+            raise ValueError(f"timer delay: must be a finite number, got {delay!r}")
         self._seq += 1
         timer = Timer(self._now + max(0.0, delay), self._seq, fn)
         heapq.heappush(self._timers, timer)

@@ -9,6 +9,8 @@ controllers run until nothing is left to do. Same inputs, same history.
 from __future__ import annotations
 
 import io
+import json
+import math
 import os
 from typing import Any, Iterable
 
@@ -29,39 +31,85 @@ SCHEDULER_NAME = "volcano"
 
 
 def _documents(source: Any) -> list[Obj]:
-    """Objects from a dict, a list of dicts, or YAML text (several documents allowed)."""
-    if isinstance(source, dict):
-        return [source]
-    if isinstance(source, (list, tuple)):
-        return [o for item in source for o in _documents(item)]
+    """Objects from a dict, a list of dicts, or YAML text (several documents allowed; a
+    document may also be a list or a `kind: List`)."""
     if isinstance(source, str):
         try:
-            docs = list(yaml.safe_load_all(io.StringIO(source)))
+            docs = [d for d in yaml.safe_load_all(io.StringIO(source)) if d is not None]
         except yaml.YAMLError as e:
             raise InvalidObject(f"YAML: {e}") from None
+        for i, d in enumerate(docs):
+            if not isinstance(d, (dict, list)):
+                raise InvalidObject(f"YAML document {i + 1}: must be a map or a list, got {type(d).__name__} "
+                                    f"(apply takes YAML text, not a file name)")
+        return _documents(docs)
+    if isinstance(source, dict):
+        if source.get("kind") == "List" and isinstance(source.get("items"), list):
+            return _documents(source["items"])
+        return [source]
+    if isinstance(source, (list, tuple)):
         objs = []
-        for d in docs:
-            if d is None:
-                continue
-            if isinstance(d, dict) and d.get("kind") == "List":
-                objs.extend(_documents(d.get("items") or []))
-            else:
-                objs.extend(_documents(d))
+        for item in source:
+            if not isinstance(item, (dict, list, tuple)):
+                raise InvalidObject(f"object: must be a map, got {type(item).__name__}")
+            objs.extend(_documents(item))
         return objs
     raise InvalidObject(f"object: must be a map, a list or YAML text, got {type(source).__name__}")
 
 
-def _plain(obj: Any, where: str = "object") -> Any:
-    """JSON-shaped data only (YAML may give dates and other types): strings stay strings."""
+def _plain(obj: Any, owner: str, path: str = "") -> Any:
+    """JSON-shaped data only: YAML dates become strings; other types and non-finite
+    numbers are refused, naming the object and the field."""
     if isinstance(obj, dict):
-        return {str(k): _plain(v, where) for k, v in obj.items()}
+        return {str(k): _plain(v, owner, f"{path}.{k}" if path else str(k)) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_plain(v, where) for v in obj]
+        return [_plain(v, owner, f"{path}[{i}]") for i, v in enumerate(obj)]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        raise InvalidObject(f"{owner}: {path}: must be a finite number, got {obj!r}")
     if obj is None or isinstance(obj, (str, int, float, bool)):
         return obj
     if hasattr(obj, "isoformat"):
         return obj.isoformat()
-    raise InvalidObject(f"{where}: unsupported value of type {type(obj).__name__}")
+    raise InvalidObject(f"{owner}: {path}: unsupported value of type {type(obj).__name__}")
+
+
+def _describe(obj: Obj) -> str:
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    name = meta.get("name") if isinstance(meta.get("name"), str) else "?"
+    return f"{obj.get('kind')} {meta['namespace'] + '/' if isinstance(meta.get('namespace'), str) else ''}{name}"
+
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def apply_patch(last: Any, new: Any) -> Any:
+    """The merge patch that turns the last applied configuration into the new one: fields
+    dropped become null, changed ones are sent whole (a changed list replaces the live
+    one, as `kubectl apply` does for custom resources), unchanged ones are left out."""
+    if not isinstance(last, dict) or not isinstance(new, dict):
+        return new
+    patch = {k: None for k in last if k not in new}
+    for k, v in new.items():
+        if isinstance(v, dict) and isinstance(last.get(k), dict):
+            sub = apply_patch(last[k], v)
+            if sub:
+                patch[k] = sub
+        elif v != last.get(k):
+            patch[k] = v
+    return patch
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch: maps merge key by key, null removes, anything else replaces."""
+    if not isinstance(patch, dict):
+        return clone(patch)
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out
 
 
 def _load_conf(conf: Any) -> Any:
@@ -113,18 +161,22 @@ class Cluster:
         Returns the stored object, or a list for several. Every object is checked before any
         is stored; on an error nothing of this call is stored.
         """
-        objs = [_plain(o) for o in _documents(source)]
+        objs = [_plain(o, _describe(o)) for o in _documents(source)]
         for o in objs:
             kind_named(o.get("kind"))
             meta = o.get("metadata")
             if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
                 raise InvalidObject(f"{o['kind']}: metadata.name: is required")
         stored, done = [], []
+        namespaces = {n["metadata"]["name"] for n in self._store.list("Namespace")}
         try:
             for o in objs:
                 stored.append(clone(self._apply_one(o, done)))
         except Exception:
             self._undo(done)
+            for n in self._store.list("Namespace"):  # created on first use by this call
+                if n["metadata"]["name"] not in namespaces:
+                    self._store.delete("Namespace", n["metadata"]["name"])
             raise
         return stored[0] if isinstance(source, dict) or len(stored) == 1 else stored
 
@@ -135,7 +187,7 @@ class Cluster:
         return self.api.list(kind, namespace)
 
     def delete(self, kind: str, name: str, namespace: str = "default") -> None:
-        """Deletes through admission, with ownerReference cascading; NotFound if absent."""
+        """Deletes through admission, with ownerReference cascading; KeyError if absent."""
         try:
             self.api.delete(kind, name, namespace)
         except NotFound:
@@ -168,8 +220,8 @@ class Cluster:
 
     def run(self, seconds: float = 0.0) -> None:
         """Advances virtual time by `seconds`, doing all work due on the way, in time order."""
-        if not seconds >= 0:
-            raise ValueError(f"seconds: must be >= 0, got {seconds!r}")
+        if not 0 <= seconds < math.inf:
+            raise ValueError(f"seconds: must be a finite number >= 0, got {seconds!r}")
         until = self._clock.now() + seconds
         self._runner.settle()
         while self._clock.fire_next(until):
@@ -179,6 +231,8 @@ class Cluster:
     def run_until(self, done, limit: float = 86400.0, step: float = 1.0) -> bool:
         """Runs in steps of `step` seconds until done(cluster) is true or `limit` seconds
         have passed; returns done(cluster)."""
+        if not 0 <= limit < math.inf or not 0 < step < math.inf:
+            raise ValueError(f"run_until: limit must be finite and >= 0 and step > 0, got {limit!r}, {step!r}")
         end = self._clock.now() + limit
         self.run(0)
         while not done(self) and self._clock.now() < end:
@@ -191,17 +245,30 @@ class Cluster:
         return rfc3339(self._clock.now())
 
     def _apply_one(self, obj: Obj, done: list) -> Obj:
+        """`kubectl apply`: creates, or patches the stored object with what changed since the
+        last applied configuration (kept, as kubectl keeps it, in an annotation), so fields
+        filled in by admission or controllers stay. A resourceVersion sent is a
+        precondition: a stale one is a Conflict."""
         meta = obj["metadata"]
+        if LAST_APPLIED in (meta.get("annotations") or {}):  # an object read back and re-applied
+            obj = merge_patch(obj, {"metadata": {"annotations": {LAST_APPLIED: None}}})
+            meta = obj["metadata"]
+        config = json.dumps(obj, sort_keys=True, separators=(",", ":"))
         old = self.api.get(obj["kind"], meta["name"], meta.get("namespace"))
         if old is None:
-            new = self.api.create(obj)
+            new = self.api.create(merge_patch(obj, {"metadata": {"annotations": {LAST_APPLIED: config}}}))
             done.append(("created", new))
             return new
-        update = clone(obj)
-        update["metadata"].pop("resourceVersion", None)
-        for field in ("uid", "creationTimestamp", "finalizers", "ownerReferences"):
-            if field in old["metadata"] and field not in update["metadata"]:
-                update["metadata"][field] = old["metadata"][field]
+        annotations = old["metadata"].get("annotations") or {}
+        last = json.loads(annotations[LAST_APPLIED]) if LAST_APPLIED in annotations else None
+        patch = apply_patch(last, obj)
+        patch_meta = patch.setdefault("metadata", {})
+        if not isinstance(patch_meta.get("annotations"), dict):
+            patch_meta["annotations"] = {}
+        patch_meta["annotations"][LAST_APPLIED] = config
+        update = merge_patch(old, patch)
+        if "resourceVersion" not in meta:
+            update["metadata"].pop("resourceVersion", None)
         new = self.api.update(update)
         done.append(("updated", old))
         return new

@@ -6,8 +6,8 @@ Per pod (DESIGN.md, "Simulated kubelets"):
   `volcanic/sim-exit-code` (default 0); without a duration it runs until deleted;
 - restartPolicy Never, or OnFailure with exit code 0: the pod ends Succeeded (0) or Failed;
   otherwise (OnFailure with a failure, or Always, the Kubernetes default) the containers
-  restart, restartCount + 1, after Kubernetes' crash-loop back-off (10 s doubling to 5 min;
-  none after a success); the pod stays Running;
+  restart, restartCount + 1, after Kubernetes' crash-loop back-off (10 s doubling to 5 min,
+  after a success too); the pod stays Running;
 - every container of a pod runs and exits together (one simulated process per pod);
 - a Node whose Ready condition is not True fails its pods (reason NodeLost).
 Pod IPs are 10.<n>.<n>.<n> from a counter, so the same history gives the same IPs.
@@ -137,14 +137,14 @@ class Kubelets(Controller):
                                            for c in pod["spec"].get("containers") or []]
             self._write(pod, status)
             return
-        waiting = {"waiting": {"reason": "CrashLoopBackOff"}} if code != 0 else terminated
+        waiting = {"waiting": {"reason": "CrashLoopBackOff"}}
         status["containerStatuses"] = [dict(self._container(c, waiting, restarts), lastState=terminated)
                                        for c in pod["spec"].get("containers") or []]
         status["conditions"] = self._conditions(status, now, ready=False)
         self._write(pod, status)
-        backoff = min(10.0 * 2 ** restarts, 300.0) if code != 0 else 0.0
-        self._later(backoff, ("restart", (pod["metadata"]["namespace"], pod["metadata"]["name"]),
-                              pod["metadata"]["uid"]))
+        backoff = 10.0 * 2 ** min(restarts, 5)  # 10 s doubling, at most 5 min
+        self._later(min(backoff, 300.0), ("restart", (pod["metadata"]["namespace"], pod["metadata"]["name"]),
+                                          pod["metadata"]["uid"]))
 
     def _restart(self, pod: dict) -> None:
         now = rfc3339(self.ctx.clock.now())

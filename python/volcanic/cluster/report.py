@@ -18,7 +18,7 @@ def job_report(cluster: Any) -> list[dict[str, Any]]:
         phase = (status.get("state") or {}).get("phase") or "Pending"
         when = {c.get("status"): seconds_of(c.get("lastTransitionTime")) for c in status.get("conditions") or []}
         meta = job["metadata"]
-        rows.append({"job": f"{meta['namespace']}/{meta['name']}", "queue": job["spec"].get("queue", "default"),
+        rows.append({"job": f"{meta['namespace']}/{meta['name']}", "queue": (job.get("spec") or {}).get("queue", "default"),
                      "phase": phase, "start": when.get("Running"),
                      "end": when.get(phase) if phase in FINAL_PHASES else None,
                      "restarts": status.get("retryCount", 0),

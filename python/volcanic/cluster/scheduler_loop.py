@@ -43,7 +43,7 @@ class SchedulerLoop:
         try:
             self.engine.upsert(obj)
         except ValueError as e:  # a malformed object: the engine keeps what it had
-            log.warning("scheduler: %s", e)
+            self.informers.errors.append(f"scheduler: {e}")
 
     def _delete(self, obj: dict) -> None:
         self._dirty = True

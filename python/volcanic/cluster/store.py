@@ -82,6 +82,30 @@ def clone(obj: Any) -> Any:
         return copy.deepcopy(obj)
 
 
+def _check_shape(obj: Obj, kind: Kind, meta: dict) -> None:
+    """What the API server's validation and structural schemas refuse before anything else:
+    labels and annotations that are not string maps, a spec or status that is not a map."""
+    where = f"{kind.name} {meta.get('namespace', '') + '/' if meta.get('namespace') else ''}{meta['name']}"
+    for field in ("labels", "annotations"):
+        value = meta.get(field)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise InvalidObject(f"{where}: metadata.{field}: must be a map of strings")
+        for k, v in value.items():
+            if not isinstance(k, str) or not isinstance(v, str):
+                raise InvalidObject(f"{where}: metadata.{field}.{k}: must be a string, got {v!r}")
+    for field in ("ownerReferences", "finalizers"):
+        if meta.get(field) is not None and not isinstance(meta[field], list):
+            raise InvalidObject(f"{where}: metadata.{field}: must be a list")
+    for i, ref in enumerate(meta.get("ownerReferences") or []):
+        if not isinstance(ref, dict):
+            raise InvalidObject(f"{where}: metadata.ownerReferences[{i}]: must be a map")
+    for field in ("spec", "status"):
+        if obj.get(field) is not None and not isinstance(obj[field], dict):
+            raise InvalidObject(f"{where}: {field}: must be a map")
+
+
 class Store(Protocol):
     """What controllers need from an API server; the embedded store and a real-cluster
     adapter both provide it."""
@@ -182,6 +206,8 @@ class MemoryStore:
                 obj["status"] = old["status"]
         if self._spec(obj) != self._spec(old):
             meta["generation"] = old["metadata"]["generation"] + 1
+        if self._unchanged(obj, old):
+            return old  # the API server does not write a no-op update
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
             self._commit("MODIFIED", kind, key, obj)
             self._remove(kind, key)
@@ -194,7 +220,12 @@ class MemoryStore:
         key = self._key(kind, meta["name"], meta.get("namespace"))
         old = self._current(kind, key)
         self._check_version(old, meta, kind)
-        new = dict(old, metadata=dict(old["metadata"]), status=clone(obj.get("status") or {}))
+        status = obj.get("status") or {}
+        if not isinstance(status, dict):
+            raise InvalidObject(f"{kind.name} {key[1]}: status: must be a map")
+        if status == old.get("status"):
+            return old  # a no-op status write is not written either
+        new = dict(old, metadata=dict(old["metadata"]), status=clone(status))
         return self._commit("MODIFIED", kind, key, new)
 
     def bind(self, namespace: str, name: str, node: str) -> Obj:
@@ -285,13 +316,23 @@ class MemoryStore:
             raise InvalidObject(f"{kind.name}: metadata.name: is required")
         if kind.namespaced:
             meta["namespace"] = meta.get("namespace") or "default"
+            if not isinstance(meta["namespace"], str):
+                raise InvalidObject(f"{kind.name} {meta['name']}: metadata.namespace: must be a string")
         else:
             meta.pop("namespace", None)
+        _check_shape(obj, kind, meta)
         return meta
 
     @staticmethod
     def _key(kind: Kind, name: str, namespace: str | None) -> Key:
         return ((namespace or "default") if kind.namespaced else "", name)
+
+    @staticmethod
+    def _unchanged(new: Obj, old: Obj) -> bool:
+        meta = {k: v for k, v in new["metadata"].items() if k != "resourceVersion"}
+        old_meta = {k: v for k, v in old["metadata"].items() if k != "resourceVersion"}
+        return meta == old_meta and {k: v for k, v in new.items() if k != "metadata"} == \
+            {k: v for k, v in old.items() if k != "metadata"}
 
     @staticmethod
     def _spec(obj: Obj) -> Any:

@@ -36,7 +36,6 @@ def expire_at(job: Obj) -> float | None:
 
 class GarbageCollector(Controller):
     name = "gc-controller"
-    kinds = ("Job",)
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)

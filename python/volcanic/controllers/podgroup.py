@@ -28,24 +28,21 @@ would read the others as extended resources that no node has.
 from __future__ import annotations
 
 import re
-from typing import Any, Hashable
+from typing import Hashable
 
 from volcanic.cluster.kinds import KINDS
 from volcanic.cluster.store import Obj, StoreError, clone
 from volcanic.controllers import quantity
-from volcanic.controllers.runtime import Context, Controller, Handler
+from volcanic.controllers.keys import (
+    COOLDOWN_TIME, GROUP_NAME, JDB_MAX_UNAVAILABLE, JDB_MIN_AVAILABLE, PREEMPTABLE, REVOCABLE_ZONE,
+    SCHEDULING_API_VERSION)
+from volcanic.controllers.runtime import Context, Controller, Handler, backoff_seconds
 from volcanic.errors import AdmissionError
 
-GROUP_NAME = "scheduling.k8s.io/group-name"
 MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
-QUEUE_NAME = "scheduling.volcano.sh/queue-name"
+QUEUE_NAME = "scheduling.volcano.sh/queue-name"  # a pod's queue (not the job's volcano.sh/queue-name)
 PG_PREFIX = "podgroup-"
 ANNOTATION_PREFIX = "volcano.sh/"
-PREEMPTABLE = "volcano.sh/preemptable"
-COOLDOWN_TIME = "volcano.sh/cooldown-time"
-REVOCABLE_ZONE = "volcano.sh/revocable-zone"
-JDB_MIN_AVAILABLE = "volcano.sh/jdb-min-available"
-JDB_MAX_UNAVAILABLE = "volcano.sh/jdb-max-unavailable"
 TOPOLOGY_MODE = "volcano.sh/network-topology-mode"
 TOPOLOGY_TIER = "volcano.sh/network-topology-highest-tier"
 # Owner kinds whose annotations are inherited (getAnnotationsFromUpperRes), by API group.
@@ -108,7 +105,6 @@ def _network_topology(annotations: dict[str, str]) -> Obj | None:
 
 class PodGroupController(Controller):
     name = "pg-controller"
-    kinds = ("Pod", "PodGroup")
     inherit_owner_annotations = True  # --inherit-owner-annotations
 
     def __init__(self, ctx: Context) -> None:
@@ -134,9 +130,9 @@ class PodGroupController(Controller):
             self._create_podgroup(pod)
         except AdmissionError:
             # Volcano requeues with its rate limiter (5 ms doubling, up to 1000 s), forever.
-            n = self._failures.get(request, 0)
-            self._failures[request] = n + 1
-            self.ctx.clock.after(min(0.005 * 2 ** n, 1000.0), lambda: self.queue.add(request))
+            n = self._failures.get(request, 0) + 1
+            self._failures[request] = n
+            self.ctx.clock.after(backoff_seconds(n, cap=1000.0), lambda: self.queue.add(request))
             return
         self._failures.pop(request, None)
 
@@ -183,7 +179,7 @@ class PodGroupController(Controller):
             pg_meta["labels"] = labels
         if not spec["minMember"]:
             del spec["minMember"]  # omitempty
-        return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": pg_meta,
+        return {"apiVersion": SCHEDULING_API_VERSION, "kind": "PodGroup", "metadata": pg_meta,
                 "spec": spec, "status": {"phase": "Pending"}}
 
     def _owner_annotations(self, pod: Obj) -> dict[str, str]:

@@ -32,7 +32,8 @@ from typing import Hashable
 
 from volcanic.cluster.store import NotFound, Obj, Store, StoreError, clone
 from volcanic.controllers.events import Recorder
-from volcanic.controllers.runtime import Context, Controller, Handler
+from volcanic.controllers.keys import SCHEDULING_API_VERSION
+from volcanic.controllers.runtime import Context, Controller, Handler, backoff_seconds
 
 OPEN, CLOSED, CLOSING, UNKNOWN = "Open", "Closed", "Closing", "Unknown"
 OPEN_QUEUE, CLOSE_QUEUE, SYNC_QUEUE = "OpenQueue", "CloseQueue", "SyncQueue"
@@ -57,13 +58,14 @@ def ensure_default_queues(store: Store) -> None:
     for name, spec in specs.items():
         if store.get("Queue", name) is not None:
             continue
-        q = store.create({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+        q = store.create({"apiVersion": SCHEDULING_API_VERSION, "kind": "Queue",
                           "metadata": {"name": name}, "spec": spec})
         store.update_status(dict(q, status={"state": OPEN, "allocated": {}}))
 
 
 def shared_recorder(ctx: Context) -> Recorder:
-    """The vc-controller-manager's one Recorder, so its Event names never collide."""
+    """The vc-controller-manager's one Recorder (the job and queue controllers write through
+    it), so its Event names never collide."""
     key = f"recorder/{COMPONENT}"
     if key not in ctx.extra:
         ctx.extra[key] = Recorder(ctx.store, ctx.clock.now, COMPONENT)
@@ -93,7 +95,6 @@ def _is_queue_target(cmd: Obj) -> bool:
 
 class QueueController(Controller):
     name = "queue-controller"
-    kinds = ("Queue", "PodGroup", "Command")
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
@@ -188,10 +189,10 @@ class QueueController(Controller):
     def _failed(self, request: Hashable, message: str) -> None:
         """handleQueueErr: retried with client-go's per-item back-off (5 ms doubling) up to
         --max-requeue-num times, then dropped with a Warning Event."""
-        n = self._failures.get(request, 0)
-        if n < MAX_REQUEUE:
-            self._failures[request] = n + 1
-            self.ctx.clock.after(0.005 * 2 ** n, lambda: self.queue.add(request))
+        n = self._failures.get(request, 0) + 1
+        if n <= MAX_REQUEUE:
+            self._failures[request] = n
+            self.ctx.clock.after(backoff_seconds(n, cap=1000.0), lambda: self.queue.add(request))
             return
         self._failures.pop(request, None)
         name, action, _ = request

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterable, Protocol
 
 from volcanic.cluster.kinds import KINDS
+from volcanic.controllers import keys
 from volcanic.cluster.store import Obj, Store
 
 IndexFn = Callable[[Obj], Iterable[str]]
@@ -30,19 +31,20 @@ def _label(obj: Obj, name: str) -> str | None:
 
 
 def _job_of_pod(pod: Obj) -> Iterable[str]:
-    job = _label(pod, "volcano.sh/job-name")
+    job = _label(pod, keys.JOB_NAME)
     return [f"{pod['metadata']['namespace']}/{job}"] if job else []
 
 
 def _parent_of_queue(q: Obj) -> Iterable[str]:
     if q["metadata"]["name"] == "root":
         return []
-    return [(q.get("spec") or {}).get("parent") or "root"]
+    parent = (q.get("spec") or {}).get("parent") or "root"
+    return [parent] if isinstance(parent, str) else []
 
 
 def _node_of_pod(pod: Obj) -> Iterable[str]:
     node = (pod.get("spec") or {}).get("nodeName")
-    return [node] if node else []
+    return [node] if node and isinstance(node, str) else []
 
 
 # Indexes every Lister keeps: (kind, index name) -> values an object is filed under.
@@ -69,10 +71,15 @@ class Handler:
 
 
 class Informers:
-    """Caches of the given kinds, fed by one watch so handlers see events in commit order."""
+    """Caches of the given kinds, fed by one watch so handlers see events in commit order.
+
+    A handler that raises (a bug, or an object it cannot read) does not stop delivery: the
+    error is recorded in `errors` with the event, and the other handlers still run.
+    """
 
     def __init__(self, store: Store, kinds: Iterable[str]) -> None:
         self.kinds = tuple(kinds)
+        self.errors: list[str] = []
         self._watch = store.watch(self.kinds)
         self._cache: dict[str, dict[Key, Obj]] = {k: {} for k in self.kinds}
         self._index: dict[tuple[str, str], dict[str, dict[Key, Obj]]] = {
@@ -87,7 +94,7 @@ class Informers:
         self._handlers[kind].append(handler)
         if handler.on_add:
             for obj in list(self._cache[kind].values()):
-                handler.on_add(obj)
+                self._call(handler.on_add, obj)
 
     def pump(self) -> bool:
         """Delivers every pending watch event; returns whether there was any."""
@@ -101,17 +108,25 @@ class Informers:
                 self._drop(kind, key)
                 for h in self._handlers[kind]:
                     if h.on_delete:
-                        h.on_delete(obj)
+                        self._call(h.on_delete, obj)
                 continue
             if old is not None:
                 self._drop(kind, key)
             self._put(kind, obj)
             for h in self._handlers[kind]:
                 if old is None and h.on_add:
-                    h.on_add(obj)
+                    self._call(h.on_add, obj)
                 elif old is not None and h.on_update:
-                    h.on_update(old, obj)
+                    self._call(h.on_update, old, obj)
         return True
+
+    def _call(self, fn: Callable[..., None], *objs: Obj) -> None:
+        try:
+            fn(*objs)
+        except Exception as e:  # noqa: BLE001 - see the class docstring
+            meta = objs[-1]["metadata"]
+            self.errors.append(f"{getattr(fn, '__qualname__', fn)}: {objs[-1]['kind']} "
+                               f"{meta.get('namespace', '')}/{meta['name']}: {type(e).__name__}: {e}")
 
     # Lister.
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
@@ -148,6 +163,12 @@ class Informers:
                         bucket.pop(key, None)
                         if not bucket:
                             del self._index[(k, name)][value]
+
+
+def backoff_seconds(failures: int, cap: float = 1000.0) -> float:
+    """client-go's per-item exponential back-off: 5 ms doubling with each failure (the
+    first failure waits 5 ms), at most `cap`."""
+    return min(0.005 * 2.0 ** min(max(failures - 1, 0), 40), cap)
 
 
 @dataclass(order=True)
@@ -207,7 +228,6 @@ class Controller:
     request. A StoreError (conflict, not found) makes the runner retry the request later."""
 
     name = "controller"
-    kinds: tuple[str, ...] = ()
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -235,7 +255,7 @@ class Runner:
         self.informers = informers
         self.controllers = list(controllers)
         self.clock = clock
-        self.errors: list[str] = []
+        self.errors = informers.errors  # one list: handler and request failures, in order
         self._retries: dict[tuple[str, Hashable], int] = {}
         for c in self.controllers:
             for kind, handler in c.handlers().items():
@@ -270,4 +290,4 @@ class Runner:
     def _retry(self, c: Controller, request: Hashable) -> None:
         n = self._retries.get((c.name, request), 0) + 1
         self._retries[(c.name, request)] = n
-        self.clock.after(min(0.005 * 2 ** n, 60.0), lambda: c.queue.add(request))
+        self.clock.after(backoff_seconds(n, cap=60.0), lambda: c.queue.add(request))

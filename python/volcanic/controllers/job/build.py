@@ -7,27 +7,20 @@ import copy
 from typing import Any
 
 from volcanic.controllers import quantity
+from volcanic.controllers.keys import (
+    COOLDOWN_TIME, GROUP_NAME, JDB_MAX_UNAVAILABLE, JDB_MIN_AVAILABLE, JOB_API_VERSION, JOB_NAME,
+    JOB_NAMESPACE, JOB_VERSION, PARTITION_ID, PREEMPTABLE, QUEUE_NAME, REVOCABLE_ZONE,
+    SCHEDULING_API_VERSION, TASK_INDEX, TASK_SPEC)
 from volcanic.controllers.runtime import Lister
 
 Obj = dict[str, Any]
 
-JOB_API = "batch.volcano.sh/v1alpha1"
-GROUP_NAME = "scheduling.k8s.io/group-name"
-TASK_SPEC = "volcano.sh/task-spec"
-TASK_INDEX = "volcano.sh/task-index"
-JOB_NAME = "volcano.sh/job-name"
-JOB_NAMESPACE = "volcano.sh/job-namespace"
-QUEUE_NAME = "volcano.sh/queue-name"
-JOB_VERSION = "volcano.sh/job-version"
 TEMPLATE_UID = "volcano.sh/template-uid"
 RETRY_COUNT = "volcano.sh/job-retry-count"
-PARTITION_ID = "volcano.sh/partition-id"
 TOPOLOGY_POLICY = "volcano.sh/numa-topology-policy"
-OUT_OF_SYNC = "volcano.sh/controller-out-of-sync"
 # Copied from the job's annotations to its pods, and from its labels to its pods' labels.
-ANNOTATIONS_TO_PODS = ("volcano.sh/preemptable", "volcano.sh/cooldown-time", "volcano.sh/revocable-zone",
-                       "volcano.sh/jdb-min-available", "volcano.sh/jdb-max-unavailable")
-LABELS_TO_PODS = ("volcano.sh/preemptable", "volcano.sh/cooldown-time")
+ANNOTATIONS_TO_PODS = (PREEMPTABLE, COOLDOWN_TIME, REVOCABLE_ZONE, JDB_MIN_AVAILABLE, JDB_MAX_UNAVAILABLE)
+LABELS_TO_PODS = (PREEMPTABLE, COOLDOWN_TIME)
 
 
 def podgroup_name(job: Obj) -> str:
@@ -35,15 +28,21 @@ def podgroup_name(job: Obj) -> str:
 
 
 def pod_name(job: Obj, task: str, index: int) -> str:
+    """Volcano's MakePodName: "<job>-<task>-<index>"."""
     return f"{job['metadata']['name']}-{task}-{index}"
 
 
 def owner_reference(job: Obj) -> Obj:
-    return {"apiVersion": JOB_API, "kind": "Job", "name": job["metadata"]["name"],
-            "uid": job["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
+    """The controller reference to the job that the objects made for it carry (its pods,
+    PodGroup, claims, the plugins' objects), so they go when it goes."""
+    return {"apiVersion": JOB_API_VERSION, "kind": "Job", "name": job["metadata"]["name"],
+            "uid": job["metadata"].get("uid"), "controller": True, "blockOwnerDeletion": True}
 
 
 def task_min_available(task: Obj) -> int:
+    """A task's minAvailable; without one, minPartitions x partitionSize for a partitioned
+    task, else all its replicas (the job mutator writes exactly this default, so on an
+    admitted job it is the task's own minAvailable)."""
     if task.get("minAvailable") is not None:
         return task["minAvailable"]
     partition = task.get("partitionPolicy") or {}
@@ -69,7 +68,7 @@ def build_podgroup(job: Obj, lister: Lister, min_res: dict[str, str] | None = No
     if groups:
         pg_spec["subGroupPolicy"] = groups
     meta = job["metadata"]
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+    return {"apiVersion": SCHEDULING_API_VERSION, "kind": "PodGroup",
             "metadata": {"name": podgroup_name(job), "namespace": meta["namespace"],
                          "annotations": dict(meta.get("annotations") or {}),
                          "labels": dict(meta.get("labels") or {}),
@@ -113,6 +112,12 @@ def min_resources(job: Obj, lister: Lister) -> dict[str, str]:
             quantity.add(total, req, n)
             left -= n
     return quantity.to_strings(total)
+
+
+def template_priorities(job: Obj, lister: Lister) -> tuple[int, ...]:
+    """The value of the PriorityClass each task's template names (0 for none or an unknown
+    one), in task order: besides the job itself, what min_resources depends on."""
+    return tuple(_priority_of(t, lister) for t in job["spec"].get("tasks") or [])
 
 
 def _priority_of(task: Obj, lister: Lister) -> int:

@@ -1,6 +1,13 @@
 """The job controller: turns watch events into requests (reference §2.1), resolves them to
 actions through the job's policies (§2.2), delays or runs them through the state machine
-(§2.3), and consumes bus Commands that target Jobs."""
+(§2.3), and consumes bus Commands that target Jobs.
+
+Failures: an action that fails in a way a retry may cure (a store conflict, a refused pod,
+a missing claim, a plugin error) is requeued with back-off and, after MAX_REQUEUE failures,
+turned into TerminateJob; a job the controller cannot read (a malformed spec) is one
+Warning Event JobSpecError and the request is dropped; a bad policy timeout is a Warning
+Event PolicyError and the action runs at once; a Command with an unknown action is
+consumed with a Warning Event UnknownAction and nothing else."""
 
 from __future__ import annotations
 
@@ -8,14 +15,26 @@ from dataclasses import dataclass, replace
 from typing import Hashable
 
 from volcanic.cluster.store import NotFound, Obj, StoreError
-from volcanic.controllers.events import Recorder
-from volcanic.controllers.job import build, state
+from volcanic.controllers.job import state
 from volcanic.controllers.job.plugins import PluginError
+from volcanic.controllers.job.plugins.common import task_named
 from volcanic.controllers.job.policy import Request, apply_policies
 from volcanic.controllers.job.sync import JobActions, SyncError, Target, go_duration
-from volcanic.controllers.runtime import Context, Controller, Handler, Timer
+from volcanic.controllers.keys import JOB_API_VERSION, JOB_NAME, JOB_VERSION, OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
+from volcanic.controllers.queue import record, shared_recorder
+from volcanic.controllers.runtime import Context, Controller, Handler, Timer, backoff_seconds
+from volcanic.errors import AdmissionError
 
 MAX_REQUEUE = 15            # --max-requeue-num
+# The actions a bus Command may ask of a Job; any other is dropped with a Warning Event.
+COMMAND_ACTIONS = ("AbortJob", "RestartJob", "RestartTask", "RestartPod", "RestartPartition",
+                   "TerminateJob", "CompleteJob", "ResumeJob")
+# Errors a retry may cure (a conflict, a pod refused while a PriorityClass is missing, a
+# missing claim, a plugin): requeued with back-off, then TerminateJob.
+RETRIABLE = (StoreError, SyncError, PluginError, AdmissionError)
+# Errors of a malformed job (a spec the controller cannot read): one Warning Event, and the
+# request is dropped; retrying would fail the same way.
+MALFORMED = (TypeError, AttributeError, ValueError, KeyError)
 # Actions the controller makes for itself (isInternalAction): they cancel no delayed action.
 INTERNAL_ACTIONS = ("SyncJob", "EnqueueJob", "SyncQueue", "OpenQueue", "CloseQueue")
 # Events about one pod's phase (isPodEvent): the only ones that cancel a pod's delayed action.
@@ -46,10 +65,16 @@ def _phase(obj: Obj) -> str:
 
 
 def _controller_job(obj: Obj) -> Obj | None:
+    group = JOB_API_VERSION.split("/")[0] + "/"
     for ref in obj["metadata"].get("ownerReferences") or []:
-        if ref.get("controller") and ref.get("kind") == "Job" and str(ref.get("apiVersion", "")).startswith("batch.volcano.sh/"):
+        if ref.get("controller") and ref.get("kind") == "Job" and str(ref.get("apiVersion", "")).startswith(group):
             return ref
     return None
+
+
+def _count(value: object) -> int:
+    """A replica or retry count as an int; anything else (a malformed job) is 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 class JobController(Controller):
@@ -57,7 +82,7 @@ class JobController(Controller):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self.recorder = Recorder(ctx.store, ctx.clock.now, "vc-controller-manager")
+        self.recorder = shared_recorder(ctx)  # the vc-controller-manager's, as the queue controller's
         self.actions = JobActions(ctx, self.recorder)
         self._delayed: dict[str, dict[str, _Delayed]] = {}  # job key -> pod name -> waiting action
         self._failures: dict[Request, int] = {}
@@ -73,6 +98,9 @@ class JobController(Controller):
         self.queue.add(self._job_request(job, "OutOfSync"))
 
     def _job_updated(self, old: Obj, new: Obj) -> None:
+        # As Volcano's updateJob: an update with an unchanged resourceVersion is an informer
+        # resync, not a write. Our informers do not resync and the store writes no no-op
+        # update, so this only guards a replayed object; the checks below decide.
         if old["metadata"]["resourceVersion"] == new["metadata"]["resourceVersion"]:
             return
         old_phase = ((old.get("status") or {}).get("state") or {}).get("phase")
@@ -84,16 +112,17 @@ class JobController(Controller):
         for waiting in self._delayed.pop(f"{job['metadata']['namespace']}/{job['metadata']['name']}", {}).values():
             if waiting.timer is not None:
                 waiting.timer.cancel()
+        self.actions.forget(job)
 
     def _pod_added(self, pod: Obj) -> None:
         req = self._pod_request(pod, "PodPending")
         if req is not None:
-            event = "OutOfSync" if _annotations(pod).get(build.OUT_OF_SYNC) else "PodPending"
+            event = "OutOfSync" if _annotations(pod).get(OUT_OF_SYNC) else "PodPending"
             self.queue.add(replace(req, event=event))
 
     def _pod_updated(self, old: Obj, new: Obj) -> None:
         if old["metadata"]["resourceVersion"] == new["metadata"]["resourceVersion"]:
-            return
+            return  # a resync, not a write (see _job_updated)
         req = self._pod_request(new, "OutOfSync")
         if req is None:
             return
@@ -116,7 +145,7 @@ class JobController(Controller):
         if req is None:
             return
         job = self.ctx.lister.get("Job", req.job_name, req.namespace)
-        out_of_sync = _annotations(pod).get(build.OUT_OF_SYNC) or job is None
+        out_of_sync = _annotations(pod).get(OUT_OF_SYNC) or job is None
         self.queue.add(replace(req, event="OutOfSync" if out_of_sync else "PodEvicted"))
 
     def _podgroup_updated(self, old: Obj, new: Obj) -> None:
@@ -139,42 +168,43 @@ class JobController(Controller):
 
     def _pod_request(self, pod: Obj, event: str) -> Request | None:
         ann = _annotations(pod)
-        job_name, version, task = ann.get(build.JOB_NAME), ann.get(build.JOB_VERSION), ann.get(build.TASK_SPEC)
+        job_name, version, task = ann.get(JOB_NAME), ann.get(JOB_VERSION), ann.get(TASK_SPEC)
         if not (job_name and version is not None and task):
             return None
         ref = _controller_job(pod)
         try:
             job_version = int(version)
-        except ValueError:
+        except (TypeError, ValueError):
             return None
         meta = pod["metadata"]
-        partition = (meta.get("labels") or {}).get(build.PARTITION_ID, "")
+        partition = (meta.get("labels") or {}).get(PARTITION_ID, "")
         return Request(meta["namespace"], job_name, job_uid=ref["uid"] if ref else "", task_name=task,
                        pod_name=meta["name"], pod_uid=meta["uid"], partition_id=partition, event=event,
                        job_version=job_version)
 
     def _task_pods(self, req: Request) -> list[Obj]:
         return [p for p in self.ctx.lister.by_index("Pod", "job", req.job_key)
-                if _annotations(p).get(build.TASK_SPEC) == req.task_name]
+                if _annotations(p).get(TASK_SPEC) == req.task_name]
 
     def _task_spec(self, req: Request) -> Obj | None:
         job = self.ctx.lister.get("Job", req.job_name, req.namespace)
-        return next((t for t in (job or {}).get("spec", {}).get("tasks") or [] if t.get("name") == req.task_name), None)
+        task = task_named(job, req.task_name) if job is not None else None
+        return task if isinstance(task, dict) else None
 
     def _task_completed(self, pod: Obj, req: Request) -> bool:
         task = self._task_spec(req)
-        replicas = (task or {}).get("replicas") or 0
+        replicas = _count((task or {}).get("replicas"))
         done = sum(1 for p in self._task_pods(req) if _phase(p) == "Succeeded")
         return replicas > 0 and done >= replicas
 
     def _task_failed(self, req: Request) -> bool:
         task = self._task_spec(req)
-        if task is None or not task.get("replicas"):
+        if task is None or not _count(task.get("replicas")):
             return False
-        max_retry = task.get("maxRetry") or 3
+        max_retry = _count(task.get("maxRetry")) or 3
         if max_retry == -1:
             return False
-        restarts = sum(c.get("restartCount", 0)
+        restarts = sum(_count(c.get("restartCount"))
                        for p in self._task_pods(req) if _phase(p) in ("Running", "Pending")
                        for c in ((p.get("status") or {}).get("initContainerStatuses") or [])
                        + ((p.get("status") or {}).get("containerStatuses") or []))
@@ -188,17 +218,27 @@ class JobController(Controller):
         self._cancel_on_pod_event(req)
         job = self.ctx.lister.get("Job", req.job_name, req.namespace)
         if job is None:
+            self._failures.pop(req, None)
             return
-        action, delay = apply_policies(job, req)
-        if delay:
-            self._delay(job, req, action, delay)
-            return
-        if action != "SyncJob":
-            self.recorder.event(job, "Normal", "ExecuteAction", f"Start to execute action {action} ")
+        action = req.action or "SyncJob"
         try:
+            action, delay = apply_policies(
+                job, req, warn=lambda message: record(self.recorder, job, "Warning", "PolicyError", message))
+            if delay:
+                self._delay(job, req, action, delay)
+                return
+            if action != "SyncJob":
+                self.recorder.event(job, "Normal", "ExecuteAction", f"Start to execute action {action} ")
             state.execute(self.actions, job, action, _target(req, action))
-        except (StoreError, SyncError, PluginError) as e:
+        except RETRIABLE as e:
             self._requeue(req, job, action, e)
+            return
+        except MALFORMED as e:
+            self._failures.pop(req, None)
+            meta = job["metadata"]
+            record(self.recorder, job, "Warning", "JobSpecError",
+                   f"job {meta.get('namespace')}/{meta.get('name')}: action {action} failed on the job's spec "
+                   f"({type(e).__name__}: {e}); the request is dropped until the job changes")
             return
         self._failures.pop(req, None)
         if action not in INTERNAL_ACTIONS:
@@ -214,24 +254,36 @@ class JobController(Controller):
             return  # consumed already: a command runs at most once
         target = cmd.get("target") or {}
         job = self.ctx.lister.get("Job", target.get("name", ""), namespace)
+        action = cmd.get("action") or ""
+        if action not in COMMAND_ACTIONS:
+            # Volcano would run it through the state machine (a SyncJob that also drops the
+            # job's delayed actions); an unknown action does nothing here but say so.
+            record(self.recorder, job if job is not None else cmd, "Warning", "UnknownAction",
+                   f"Command {namespace}/{name}: unknown action {action!r} for job "
+                   f"{namespace}/{target.get('name', '')}; known actions: {', '.join(COMMAND_ACTIONS)}; "
+                   "the command is dropped")
+            return
         if job is None:
             return
-        action = cmd.get("action") or ""
         self.recorder.event(job, "Normal", "CommandIssued",
                             f"Start to execute command {action}, and clean it up to make sure executed not more than once.")
         self.queue.add(Request(namespace, job["metadata"]["name"], job_uid=job["metadata"]["uid"],
                                event="CommandIssued", action=action))
 
     def _requeue(self, req: Request, job: Obj, action: str, error: Exception) -> None:
+        """A failed action is retried with the workqueue's back-off up to MAX_REQUEUE times;
+        then the job is terminated ("Job failed on action X for retry limit reached."). A
+        TerminateJob that fails as often is dropped, so a job that cannot be terminated
+        does not loop forever."""
         n = self._failures.get(req, 0) + 1
         if n <= MAX_REQUEUE:
             self._failures[req] = n
-            self.ctx.clock.after(min(0.005 * 2 ** (n - 1), 1000.0), lambda: self.queue.add(req))
+            self.ctx.clock.after(backoff_seconds(n, cap=1000.0), lambda: self.queue.add(req))
             return
         self._failures.pop(req, None)
-        self.recorder.event(job, "Warning", "ExecuteAction",
-                            f"Job failed on action {action} for retry limit reached: {error}")
-        self.queue.add(replace(req, action="TerminateJob", event=""))
+        record(self.recorder, job, "Warning", action, f"Job failed on action {action} for retry limit reached.")
+        if action != "TerminateJob":
+            self.queue.add(replace(req, action="TerminateJob", event=""))
 
     # Delayed actions (§2.2, `AddDelayActionForJob`, `CleanPodDelayActionsIfNeed`,
     # `cleanupDelayActions`).

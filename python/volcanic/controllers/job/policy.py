@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from volcanic.cluster.store import Obj
 from volcanic.controllers.duration import parse_duration
+from volcanic.controllers.job.plugins.common import tasks
 
 # Events the controller makes for itself: they always mean SyncJob.
 INTERNAL_EVENTS = ("OutOfSync", "CommandIssued", "PodRunning")
@@ -32,11 +34,15 @@ class Request:
         return f"{self.namespace}/{self.job_name}"
 
 
-def apply_policies(job: Obj, req: Request) -> tuple[str, float | None]:
+def apply_policies(job: Obj, req: Request,
+                   warn: Callable[[str], None] | None = None) -> tuple[str, float | None]:
     """The action a request asks for, and the delay before it runs (None: at once).
 
     Task-level policies first, then job-level; the first match wins. A PodPending event
-    only matches a policy with a timeout.
+    only matches a policy with a timeout. A timeout that is not a duration ("abc", "-5s")
+    is treated as absent, so the action runs at once, and `warn` is told, with a message
+    naming the job and the field (spec.policies[i].timeout or
+    spec.tasks[j].policies[i].timeout): a bad policy must not lose the request.
     """
     if req.action:
         return req.action, None
@@ -45,17 +51,32 @@ def apply_policies(job: Obj, req: Request) -> tuple[str, float | None]:
     meta, status = job["metadata"], job.get("status") or {}
     if (req.job_uid and req.job_uid != meta.get("uid")) or req.job_version < status.get("version", 0):
         return "SyncJob", None
-    policies: list[Obj] = []
+    policies: list[tuple[str, Obj]] = []  # (field path, policy)
     if req.task_name:
-        task = next((t for t in job["spec"].get("tasks") or [] if t.get("name") == req.task_name), None)
-        policies.extend((task or {}).get("policies") or [])
-    policies.extend(job["spec"].get("policies") or [])
-    for i, policy in enumerate(policies):
+        for j, task in enumerate(tasks(job)):
+            if task.get("name") == req.task_name:  # the first task of that name
+                policies.extend((f"spec.tasks[{j}].policies[{i}]", p)
+                                for i, p in enumerate(task.get("policies") or []))
+                break
+    policies.extend((f"spec.policies[{i}]", p) for i, p in enumerate(job["spec"].get("policies") or []))
+    for where, policy in policies:
         if _matches(policy, req):
-            timeout = policy.get("timeout")
-            delay = parse_duration(timeout, f"policies[{i}].timeout") if timeout is not None else None
-            return policy.get("action") or "SyncJob", delay
+            action = policy.get("action") or "SyncJob"
+            return action, _timeout(job, policy, f"{where}.timeout", action, warn)
     return "SyncJob", None
+
+
+def _timeout(job: Obj, policy: Obj, where: str, action: str, warn: Callable[[str], None] | None) -> float | None:
+    timeout = policy.get("timeout")
+    if timeout is None:
+        return None
+    try:
+        return parse_duration(timeout, where)
+    except ValueError as e:
+        if warn is not None:
+            meta = job["metadata"]
+            warn(f"job {meta.get('namespace')}/{meta['name']}: {e}; action {action} runs at once")
+        return None
 
 
 def _matches(policy: Obj, req: Request) -> bool:

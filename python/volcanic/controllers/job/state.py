@@ -5,6 +5,7 @@ the phase."""
 from __future__ import annotations
 
 from volcanic.cluster.store import Obj
+from volcanic.controllers.job.build import task_min_available
 from volcanic.controllers.job.sync import RETAIN_NONE, RETAIN_SOFT, JobActions, Target, UpdateFn
 
 TARGETED = ("RestartTask", "RestartPod", "RestartPartition")
@@ -36,9 +37,10 @@ def _total_replicas(job: Obj) -> int:
 
 
 def _total_task_min_available(job: Obj) -> int:
-    """TotalTaskMinAvailable: a task without minAvailable counts all its replicas."""
-    return sum(t["minAvailable"] if t.get("minAvailable") is not None else t.get("replicas") or 0
-               for t in job["spec"].get("tasks") or [])
+    """TotalTaskMinAvailable. Volcano counts all replicas of a task without minAvailable;
+    build.task_min_available also honours a partitionPolicy's minPartitions there, which is
+    the default the job mutator writes, so the two agree on every admitted job."""
+    return sum(task_min_available(t) for t in job["spec"].get("tasks") or [])
 
 
 def pending_update(job: Obj) -> UpdateFn:

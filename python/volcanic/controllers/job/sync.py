@@ -10,11 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from volcanic.cluster.store import AlreadyExists, NotFound, Obj, clone, rfc3339, seconds_of
+from volcanic.cluster.store import AlreadyExists, NotFound, Obj, StoreError, clone, rfc3339, seconds_of
 from volcanic.controllers.events import Recorder
 from volcanic.controllers.job import build
-from volcanic.controllers.job.plugins import PluginError, plugins_of
+from volcanic.controllers.job.plugins import JobPlugin, PluginError, plugins_of
+from volcanic.controllers.job.plugins.common import task_named
+from volcanic.controllers.keys import OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
 from volcanic.controllers.runtime import Context
+from volcanic.errors import AdmissionError, InvalidObject
 
 UpdateFn = Callable[[dict], bool]  # changes status in place; True when the phase changed
 RETAIN_NONE: frozenset[str] = frozenset()
@@ -25,6 +28,10 @@ _PHASE_COUNTER = {"Pending": "pending", "Running": "running", "Succeeded": "succ
 
 class SyncError(Exception):
     """An action could not finish (a pod not created, a missing claim); it is retried."""
+
+
+# Reason of the Event recorded when pods could not be created (FailedCreatePodReason).
+FAILED_CREATE = "FailedCreate"
 
 
 @dataclass(frozen=True)
@@ -40,9 +47,9 @@ class Target:
         meta = pod["metadata"]
         if self.pod:
             return meta["name"] == self.pod
-        if (meta.get("annotations") or {}).get(build.TASK_SPEC) != self.task:
+        if (meta.get("annotations") or {}).get(TASK_SPEC) != self.task:
             return False
-        return self.partition is None or (meta.get("labels") or {}).get(build.PARTITION_ID) == self.partition
+        return self.partition is None or (meta.get("labels") or {}).get(PARTITION_ID) == self.partition
 
 
 def go_duration(seconds: float) -> str:
@@ -73,8 +80,16 @@ def _trim(value: float) -> str:
 class JobActions:
     def __init__(self, ctx: Context, recorder: Recorder) -> None:
         self.ctx, self.recorder = ctx, recorder
+        # job uid -> the last PodGroupPending message recorded (one Event per new message);
+        # dropped by forget() when the job is deleted.
         self._pending_notes: dict[str, str] = {}
-        self._derived: dict[tuple[str, str, int | None], Any] = {}  # job uid -> the last PodGroupPending message
+        # What a job's spec determines, made once: see _memo(). Bounded (cleared when full),
+        # so entries of deleted jobs need not be dropped.
+        self._derived: dict[tuple, Any] = {}
+
+    def forget(self, job: Obj) -> None:
+        """Drops what is kept about a deleted job."""
+        self._pending_notes.pop(job["metadata"].get("uid", ""), None)
 
     def pods_of(self, job: Obj) -> list[Obj]:
         meta = job["metadata"]
@@ -92,7 +107,7 @@ class JobActions:
             retain = RETAIN_SOFT  # the last retry keeps finished pods for inspection
         counts = self._kill(job, lambda pod: True, retain)
         status["version"] = status.get("version", 0) + 1
-        for plugin in self._plugins(job):
+        for plugin in self._plugins(job, killing=True):
             plugin.on_job_delete(job, self.ctx.store)
         self._finish(job, counts, update, killed=True)
         try:
@@ -130,7 +145,7 @@ class JobActions:
         deletes it."""
         meta = pod["metadata"]
         marked = clone(pod)
-        marked["metadata"].setdefault("annotations", {})[build.OUT_OF_SYNC] = "true"
+        marked["metadata"].setdefault("annotations", {})[OUT_OF_SYNC] = "true"
         try:
             self.ctx.store.update(marked)
             self.ctx.store.delete("Pod", meta["name"], meta["namespace"])
@@ -175,10 +190,18 @@ class JobActions:
             plugin.on_job_update(job, self.ctx.store)
         self._ensure_podgroup(job)
 
-    def _plugins(self, job: Obj) -> list:
+    def _plugins(self, job: Obj, killing: bool = False) -> list[JobPlugin]:
+        """The job's plugins. A plugin list that cannot be built (an unknown plugin, a bad
+        argument) is a Warning Event and fails SyncJob, which is retried and, after the
+        retries, terminated; a kill (`killing`) goes on without plugins, so that a job
+        whose plugins never parse can still be killed (Volcano would fail the kill too and
+        retry it forever)."""
         try:
             return self._memo("plugins", job, lambda: plugins_of(job))
         except PluginError as e:
+            if killing:
+                self.recorder.event(job, "Warning", "PluginError", f"{e}; the job is killed without its plugins")
+                return []
             self.recorder.event(job, "Warning", "PluginError", str(e))
             raise SyncError(str(e)) from None
 
@@ -219,10 +242,11 @@ class JobActions:
         return (self.ctx.lister.get("PodGroup", build.podgroup_name(job), ns)
                 or self.ctx.lister.get("PodGroup", job["metadata"]["name"], ns))
 
-    def _memo(self, what: str, job: Obj, make: Callable[[], Any]) -> Any:
-        """What a job's spec alone determines (its plugins, its minResources) is made once per
-        spec generation: every sync would otherwise re-parse flags and quantities."""
-        key = (what, job["metadata"]["uid"], job["metadata"].get("generation"))
+    def _memo(self, what: str, job: Obj, make: Callable[[], Any], inputs: tuple = ()) -> Any:
+        """What a job's spec determines (its plugins, its minResources) is made once per spec
+        generation and `inputs` (what else it depends on, e.g. PriorityClass values): every
+        sync would otherwise re-parse flags and quantities."""
+        key = (what, job["metadata"]["uid"], job["metadata"].get("generation"), inputs)
         if key not in self._derived:
             if len(self._derived) >= 8192:
                 self._derived.clear()
@@ -230,7 +254,10 @@ class JobActions:
         return self._derived[key]
 
     def _ensure_podgroup(self, job: Obj) -> None:
-        min_res = self._memo("minResources", job, lambda: build.min_resources(job, self.ctx.lister))
+        # Task order in minResources follows the values of the templates' PriorityClasses,
+        # which can change while the job does not.
+        min_res = self._memo("minResources", job, lambda: build.min_resources(job, self.ctx.lister),
+                             inputs=build.template_priorities(job, self.ctx.lister))
         want = build.build_podgroup(job, self.ctx.lister, min_res)
         have = self._podgroup(job)
         if have is None:
@@ -261,9 +288,14 @@ class JobActions:
                 return
 
     def _create_and_delete_pods(self, job: Obj) -> "_Counts":
+        """Creates the pods the tasks lack and deletes the out-of-sync and scaled-down ones.
+        A pod the API server refuses (admission, validation) is a FailedCreate Warning Event
+        listing every refused pod, and a SyncError (retried, then TerminateJob); as in
+        Volcano, nothing is deleted on that sync."""
         counts = _Counts()
         existing = {p["metadata"]["name"]: p for p in self.pods_of(job)}
         to_delete: list[Obj] = []
+        failures: list[str] = []
         tasks = job["spec"].get("tasks") or []
         for task in tasks:
             to_create = []
@@ -274,7 +306,7 @@ class JobActions:
                     to_create.append(self._new_pod(job, task, i))
                 elif pod["metadata"].get("deletionTimestamp"):
                     counts.terminating += 1
-                elif (pod["metadata"].get("annotations") or {}).get(build.OUT_OF_SYNC):
+                elif (pod["metadata"].get("annotations") or {}).get(OUT_OF_SYNC):
                     to_delete.append(pod)
                 else:
                     counts.add(pod)
@@ -284,9 +316,15 @@ class JobActions:
                         counts.add(self.ctx.store.create(pod))
                     except AlreadyExists:
                         pass
+                    except (AdmissionError, InvalidObject, StoreError) as e:
+                        failures.append(f"failed to create pod {pod['metadata']['name']}, err: {e}")
             for pod in [p for p in existing.values()
-                        if (p["metadata"].get("annotations") or {}).get(build.TASK_SPEC) == task["name"]]:
+                        if (p["metadata"].get("annotations") or {}).get(TASK_SPEC) == task["name"]]:
                 to_delete.append(existing.pop(pod["metadata"]["name"]))  # scaled down
+        if failures:
+            self.recorder.event(job, "Warning", FAILED_CREATE, f"Error creating pods: [{' '.join(failures)}]")
+            raise SyncError(f"failed to create {len(failures)} pods of job "
+                            f"{job['metadata']['namespace']}/{job['metadata']['name']}")
         for pod in to_delete:
             if not pod["metadata"].get("deletionTimestamp"):
                 self.delete_pod(pod)
@@ -310,13 +348,13 @@ class JobActions:
         return all(ready)
 
     def _task_ready(self, job: Obj, task_name: str) -> bool:
-        task = next((t for t in job["spec"].get("tasks") or [] if t.get("name") == task_name), None)
+        task = task_named(job, task_name)
         if task is None:
             return False
         need = task.get("minAvailable") if task.get("minAvailable") is not None else task.get("replicas") or 0
         ready = 0
         for pod in self.pods_of(job):
-            if (pod["metadata"].get("annotations") or {}).get(build.TASK_SPEC) != task_name:
+            if (pod["metadata"].get("annotations") or {}).get(TASK_SPEC) != task_name:
                 continue
             status = pod.get("status") or {}
             if status.get("phase") == "Succeeded" or (status.get("phase") == "Running" and all(
@@ -368,7 +406,7 @@ class _Counts:
         phase = (pod.get("status") or {}).get("phase") or "Pending"
         counter = _PHASE_COUNTER.get(phase, "unknown")
         setattr(self, counter, getattr(self, counter) + 1)
-        task = (pod["metadata"].get("annotations") or {}).get(build.TASK_SPEC)
+        task = (pod["metadata"].get("annotations") or {}).get(TASK_SPEC)
         if task:
             phases = self.by_task.setdefault(task, {"phase": {}})["phase"]
             phases[phase] = phases.get(phase, 0) + 1

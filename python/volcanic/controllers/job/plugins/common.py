@@ -12,12 +12,9 @@ import re
 from typing import Any, Callable, ClassVar, Iterator
 
 from volcanic.cluster.store import AlreadyExists, NotFound, Obj, Store
+from volcanic.controllers.job.build import owner_reference, pod_name
+from volcanic.controllers.keys import TASK_INDEX, TASK_SPEC
 
-JOB_API_VERSION = "batch.volcano.sh/v1alpha1"
-TASK_SPEC_KEY = "volcano.sh/task-spec"      # pod annotation: the pod's task
-TASK_INDEX_KEY = "volcano.sh/task-index"    # pod annotation: the pod's index in its task
-JOB_NAME_KEY = "volcano.sh/job-name"        # pod label
-JOB_NAMESPACE_KEY = "volcano.sh/job-namespace"  # pod label
 DEFAULT_TASK_SPEC = "default"               # Volcano's task name for a pod without the annotation
 
 FlagValue = bool | int | str
@@ -100,17 +97,12 @@ def tasks(job: Obj) -> list[Obj]:
 
 def task_named(job: Obj, name: str) -> Obj | None:
     """The first task called `name` (Volcano's GetTaskIndexUnderJob), or None."""
-    return next((t for t in tasks(job) if t.get("name") == name), None)
+    return next((t for t in tasks(job) if isinstance(t, dict) and t.get("name") == name), None)
 
 
 def replicas(task: Obj) -> int:
     """A task's replica count; an absent field is 0, as in the Go struct."""
     return int(task.get("replicas") or 0)
-
-
-def pod_name(job: str, task: str, index: int) -> str:
-    """Volcano's MakePodName: "<job>-<task>-<index>"."""
-    return f"{job}-{task}-{index}"
 
 
 def env_key(task: str) -> str:
@@ -130,7 +122,7 @@ def host_names(job: Obj, task: Obj) -> list[tuple[str, str]]:
     fixed, subdomain = spec.get("hostname") or "", spec.get("subdomain") or job_name(job)
     if fixed:
         return [(fixed, f"{fixed}.{subdomain}")] if replicas(task) > 0 else []
-    names = (pod_name(job_name(job), task["name"], i) for i in range(replicas(task)))
+    names = (pod_name(job, task["name"], i) for i in range(replicas(task)))
     return [(n, f"{n}.{subdomain}") for n in names]
 
 
@@ -143,7 +135,7 @@ def domain_name(job: Obj, task: Obj, index: int) -> str:
     """Pod `index` of `task` as "<hostname>.<subdomain>" (Volcano's MakeDomainName): unlike
     task_hosts, a template hostname is repeated for every index."""
     spec = _template_spec(task)
-    host = spec.get("hostname") or pod_name(job_name(job), task["name"], index)
+    host = spec.get("hostname") or pod_name(job, task["name"], index)
     return f"{host}.{spec.get('subdomain') or job_name(job)}"
 
 
@@ -177,7 +169,7 @@ def unmark_controlled(job: Obj, plugin: str) -> None:
 def pod_task(pod: Obj) -> str:
     """The pod's task (annotation volcano.sh/task-spec; "default" without it, as Volcano's
     GetTaskKey)."""
-    return (pod.get("metadata", {}).get("annotations") or {}).get(TASK_SPEC_KEY) or DEFAULT_TASK_SPEC
+    return (pod.get("metadata", {}).get("annotations") or {}).get(TASK_SPEC) or DEFAULT_TASK_SPEC
 
 
 def pod_index(pod: Obj) -> str:
@@ -188,7 +180,7 @@ def pod_index(pod: Obj) -> str:
     parts = (meta.get("name") or "").split("-")
     if len(parts) >= 3:
         return parts[-1]
-    return (meta.get("annotations") or {}).get(TASK_INDEX_KEY) or ""
+    return (meta.get("annotations") or {}).get(TASK_INDEX) or ""
 
 
 def pod_index_number(pod: Obj, plugin: str, job: Obj) -> int:
@@ -258,11 +250,9 @@ def add_mount(container: Obj, mount: Obj) -> None:
 
 def owned_object(job: Obj, api_version: str, kind: str, name: str, **body: Any) -> Obj:
     """A namespaced object in the job's namespace, controlled by the job (cascade deletion)."""
-    meta = job["metadata"]
-    owner = {"apiVersion": JOB_API_VERSION, "kind": "Job", "name": meta["name"],
-             "uid": meta.get("uid"), "controller": True, "blockOwnerDeletion": True}
     return {"apiVersion": api_version, "kind": kind,
-            "metadata": {"name": name, "namespace": job_namespace(job), "ownerReferences": [owner]},
+            "metadata": {"name": name, "namespace": job_namespace(job),
+                         "ownerReferences": [owner_reference(job)]},
             **body}
 
 

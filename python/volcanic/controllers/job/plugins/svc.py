@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from volcanic.cluster.store import Obj, Store
 from volcanic.controllers.job.plugins.common import (
-    JOB_NAME_KEY, JOB_NAMESPACE_KEY, JobPlugin, add_mount, add_volume, containers,
+    JobPlugin, add_mount, add_volume, containers,
     create_if_absent, create_or_update, delete_if_present, env_key, is_controlled, job_name,
     job_namespace, mark_controlled, owned_object, pod_spec, set_env, task_hosts, tasks,
     unmark_controlled)
+from volcanic.controllers.keys import JOB_NAME, JOB_NAMESPACE
 
 MOUNT_PATH = "/etc/volcano"
 HOST_FILE = "{}.host"        # ConfigMap key of a task's newline-separated hosts
@@ -36,7 +37,7 @@ def host_file(job: Obj) -> dict[str, str]:
 
 
 def pod_selector(job: Obj) -> dict[str, str]:
-    return {JOB_NAME_KEY: job_name(job), JOB_NAMESPACE_KEY: job_namespace(job)}
+    return {JOB_NAME: job_name(job), JOB_NAMESPACE: job_namespace(job)}
 
 
 class SvcPlugin(JobPlugin):
