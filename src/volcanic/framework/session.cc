@@ -77,7 +77,7 @@ absl::Status Session::Open() {
   for (const auto& [name, q] : cache_.queues()) queues_.emplace(name, &q);
   for (const auto& [key, job] : cache_.jobs()) {
     if (!Cache::Schedulable(*job)) continue;
-    jobs_.emplace(key, job.get());
+    jobs_.emplace_back(key, job.get());
   }
   ResolvePriorities();
 

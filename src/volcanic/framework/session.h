@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/btree_map.h"
@@ -82,7 +83,8 @@ class Session {
   Cache& cache() { return cache_; }
   const SchedulerConf& conf() const { return conf_; }
   const std::vector<NodeInfo*>& nodes() const { return nodes_; }  // Ready nodes, by name
-  const absl::btree_map<std::string, JobInfo*>& jobs() const { return jobs_; }
+  // Schedulable jobs by key, in key order (views into the cache's keys: no copies).
+  const std::vector<std::pair<std::string_view, JobInfo*>>& jobs() const { return jobs_; }
   const absl::btree_map<std::string, const QueueInfo*>& queues() const { return queues_; }
   const QueueInfo* FindQueue(const std::string& name) const;
   const Resource& total_resource() const { return total_resource_; }
@@ -183,7 +185,7 @@ class Session {
   const SchedulerConf& conf_;
   SessionOptions opts_;
   std::vector<NodeInfo*> nodes_;
-  absl::btree_map<std::string, JobInfo*> jobs_;
+  std::vector<std::pair<std::string_view, JobInfo*>> jobs_;
   absl::btree_map<std::string, const QueueInfo*> queues_;
   Resource total_resource_;
   std::vector<std::unique_ptr<Slot>> slots_;

@@ -39,6 +39,8 @@ int Session::DiscardedPendingNum(const JobInfo& job) const {
 }
 
 std::string Session::JobFitError(const JobInfo& job) const {
+  // A PodGroup without pods (a job not yet enqueued) is the common case: say it directly.
+  if (job.tasks.empty()) return absl::StrCat("pod group is not ready, ", job.min_available, " minAvailable");
   std::map<std::string, int> by_status;
   for (int i = 0; i < kTaskStatusCount; ++i)
     if (job.count[i] > 0) by_status[StatusName(static_cast<TaskStatus>(1 << i))] = job.count[i];
@@ -83,7 +85,7 @@ void Session::WritePodGroupStatus(Decisions* out) {
     if (opts_.changed_only && job->phase == job->status_phase && job->conditions == job->status_conditions &&
         counts == job->status_counts)
       continue;
-    PodGroupStatusOut& st = out->podgroups[key];
+    PodGroupStatusOut& st = out->podgroups[std::string(key)];
     st.phase = job->phase;
     st.conditions = job->conditions;
     st.running = counts[0];
@@ -96,7 +98,9 @@ void Session::WritePodGroupStatus(Decisions* out) {
 // chain (every queue but root has root as its last ancestor).
 void Session::WriteQueueStatus(Decisions* out) {
   for (const auto& [name, q] : queues_) out->queue_allocated[name] = Resource();
+  static const Resource kNothing;
   for (const auto& [key, job] : jobs_) {
+    if (job->allocated == kNothing) continue;
     std::string name = job->queue;
     for (int depth = 0; depth <= static_cast<int>(queues_.size()) && queues_.contains(name); ++depth) {
       out->queue_allocated[name] += job->allocated;
