@@ -201,3 +201,13 @@ def test_run_once_changed_only_reports_only_statuses_that_differ_from_the_object
     again = s.run_once(now=NOW + 2, changed_only=True)
     assert again.podgroups == {} and "default" not in again.queues
     assert "ns/pg" in s.run_once(now=NOW + 3).podgroups  # the default still reports every one
+
+
+def test_gang_marks_a_podgroup_without_pods_unschedulable():
+    """reference §4.6 gang OnSessionClose: every job that is not ready gets the Unschedulable
+    condition, a PodGroup whose pods do not exist yet too (Volcano users see "3/0 tasks in
+    gang unschedulable: pod group is not ready, 3 minAvailable")."""
+    d = volcanic.schedule([node("n1"), podgroup("pg", 3, phase="Pending")], now=NOW)
+    (cond,) = d.podgroups["ns/pg"]["conditions"]
+    assert (cond["type"], cond["status"], cond["reason"]) == ("Unschedulable", "True", "NotEnoughResources")
+    assert cond["message"] == "3/0 tasks in gang unschedulable: pod group is not ready, 3 minAvailable"
