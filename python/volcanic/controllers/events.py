@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from volcanic.cluster.store import AlreadyExists, Store, rfc3339
+from volcanic.cluster.store import AlreadyExists, Store, StoreError, rfc3339
 
 Obj = dict[str, Any]
 
@@ -23,7 +23,8 @@ class Recorder:
         self._count = 0
 
     def event(self, obj: Obj, type_: str, reason: str, message: str) -> None:
-        """Records an Event of `type_` ("Normal" or "Warning") about `obj`."""
+        """Records an Event of `type_` ("Normal" or "Warning") about `obj`. Best effort, as
+        client-go's recorder: a failed write is dropped, never fails the caller."""
         meta = obj.get("metadata", {})
         now = rfc3339(self._clock())
         event = {
@@ -44,3 +45,17 @@ class Recorder:
                 return
             except AlreadyExists:
                 continue
+            except StoreError:
+                return
+
+
+CONTROLLER_MANAGER = "vc-controller-manager"
+
+
+def controller_manager_recorder(ctx: Any) -> Recorder:
+    """The vc-controller-manager's one Recorder, shared by its controllers (kept in
+    ctx.extra), as Volcano's controllers share one event broadcaster."""
+    key = f"recorder/{CONTROLLER_MANAGER}"
+    if key not in ctx.extra:
+        ctx.extra[key] = Recorder(ctx.store, ctx.clock.now, CONTROLLER_MANAGER)
+    return ctx.extra[key]

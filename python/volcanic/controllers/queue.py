@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Hashable
 
 from volcanic.cluster.store import NotFound, Obj, Store, StoreError, clone
-from volcanic.controllers.events import Recorder
+from volcanic.controllers.events import controller_manager_recorder
 from volcanic.controllers.keys import SCHEDULING_API_VERSION
 from volcanic.controllers.runtime import Context, Controller, Handler, backoff_seconds
 
@@ -39,7 +39,6 @@ OPEN, CLOSED, CLOSING, UNKNOWN = "Open", "Closed", "Closing", "Unknown"
 OPEN_QUEUE, CLOSE_QUEUE, SYNC_QUEUE = "OpenQueue", "CloseQueue", "SyncQueue"
 COMMAND_ISSUED, OUT_OF_SYNC = "CommandIssued", "OutOfSync"
 CLOSED_BY_PARENT = "volcano.sh/closed-by-parent"
-COMPONENT = "vc-controller-manager"
 # PodGroup phase -> status field counting it.
 COUNTS = {"Pending": "pending", "Running": "running", "Unknown": "unknown",
           "Inqueue": "inqueue", "Completed": "completed"}
@@ -63,23 +62,6 @@ def ensure_default_queues(store: Store) -> None:
         store.update_status(dict(q, status={"state": OPEN, "allocated": {}}))
 
 
-def shared_recorder(ctx: Context) -> Recorder:
-    """The vc-controller-manager's one Recorder (the job and queue controllers write through
-    it), so its Event names never collide."""
-    key = f"recorder/{COMPONENT}"
-    if key not in ctx.extra:
-        ctx.extra[key] = Recorder(ctx.store, ctx.clock.now, COMPONENT)
-    return ctx.extra[key]
-
-
-def record(recorder: Recorder, obj: Obj, type_: str, reason: str, message: str) -> None:
-    """Events are best effort, as client-go's recorder: a failed write never fails the sync."""
-    try:
-        recorder.event(obj, type_, reason, message)
-    except StoreError:
-        pass
-
-
 def _state(q: Obj) -> str:
     return (q.get("status") or {}).get("state") or ""
 
@@ -98,7 +80,7 @@ class QueueController(Controller):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self._recorder = shared_recorder(ctx)
+        self._recorder = controller_manager_recorder(ctx)
         self._failures: dict[Hashable, int] = {}
         # queue -> PodGroup phase -> count, kept from the PodGroup events (a sync would
         # otherwise walk every PodGroup of the queue).
@@ -180,7 +162,7 @@ class QueueController(Controller):
         if action not in (OPEN_QUEUE, CLOSE_QUEUE):
             # Volcano runs any other action as a SyncQueue, silently; we say so.
             q = self.ctx.lister.get("Queue", target)
-            record(self._recorder, q if q is not None else cmd, "Warning", action or "UnknownAction",
+            self._recorder.event(q if q is not None else cmd, "Warning", action or "UnknownAction",
                    f"Command {namespace}/{name}: action {action!r} is not a queue action "
                    f"(OpenQueue, CloseQueue); queue {target} is synced instead")
             action = SYNC_QUEUE
@@ -198,7 +180,7 @@ class QueueController(Controller):
         name, action, _ = request
         q = self.ctx.lister.get("Queue", name)
         if q is not None:
-            record(self._recorder, q, "Warning", action, f"{action} queue failed for {message}")
+            self._recorder.event(q, "Warning", action, f"{action} queue failed for {message}")
 
     def _handle_queue(self, name: str, action: str, event: str) -> None:
         q = self.ctx.lister.get("Queue", name)
@@ -277,7 +259,7 @@ class QueueController(Controller):
         state = next_state(self._podgroups(name))
         if state != _state(q):
             self._write_state(q, state)
-            record(self._recorder, q, "Normal", CLOSE_QUEUE, "Close queue succeed")
+            self._recorder.event(q, "Normal", CLOSE_QUEUE, "Close queue succeed")
 
     # Hierarchy (syncHierarchicalQueue, openHierarchicalQueue).
     def _children(self, name: str) -> list[Obj]:

@@ -21,7 +21,7 @@ from volcanic.controllers.job.plugins.common import task_named
 from volcanic.controllers.job.policy import Request, apply_policies
 from volcanic.controllers.job.sync import JobActions, SyncError, Target, go_duration
 from volcanic.controllers.keys import JOB_API_VERSION, JOB_NAME, JOB_VERSION, OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
-from volcanic.controllers.queue import record, shared_recorder
+from volcanic.controllers.events import controller_manager_recorder
 from volcanic.controllers.runtime import Context, Controller, Handler, Timer, backoff_seconds
 from volcanic.errors import AdmissionError
 
@@ -82,7 +82,7 @@ class JobController(Controller):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self.recorder = shared_recorder(ctx)  # the vc-controller-manager's, as the queue controller's
+        self.recorder = controller_manager_recorder(ctx)
         self.actions = JobActions(ctx, self.recorder)
         self._delayed: dict[str, dict[str, _Delayed]] = {}  # job key -> pod name -> waiting action
         self._failures: dict[Request, int] = {}
@@ -223,7 +223,7 @@ class JobController(Controller):
         action = req.action or "SyncJob"
         try:
             action, delay = apply_policies(
-                job, req, warn=lambda message: record(self.recorder, job, "Warning", "PolicyError", message))
+                job, req, warn=lambda message: self.recorder.event(job, "Warning", "PolicyError", message))
             if delay:
                 self._delay(job, req, action, delay)
                 return
@@ -236,7 +236,7 @@ class JobController(Controller):
         except MALFORMED as e:
             self._failures.pop(req, None)
             meta = job["metadata"]
-            record(self.recorder, job, "Warning", "JobSpecError",
+            self.recorder.event(job, "Warning", "JobSpecError",
                    f"job {meta.get('namespace')}/{meta.get('name')}: action {action} failed on the job's spec "
                    f"({type(e).__name__}: {e}); the request is dropped until the job changes")
             return
@@ -258,7 +258,7 @@ class JobController(Controller):
         if action not in COMMAND_ACTIONS:
             # Volcano would run it through the state machine (a SyncJob that also drops the
             # job's delayed actions); an unknown action does nothing here but say so.
-            record(self.recorder, job if job is not None else cmd, "Warning", "UnknownAction",
+            self.recorder.event(job if job is not None else cmd, "Warning", "UnknownAction",
                    f"Command {namespace}/{name}: unknown action {action!r} for job "
                    f"{namespace}/{target.get('name', '')}; known actions: {', '.join(COMMAND_ACTIONS)}; "
                    "the command is dropped")
@@ -281,7 +281,7 @@ class JobController(Controller):
             self.ctx.clock.after(backoff_seconds(n, cap=1000.0), lambda: self.queue.add(req))
             return
         self._failures.pop(req, None)
-        record(self.recorder, job, "Warning", action, f"Job failed on action {action} for retry limit reached.")
+        self.recorder.event(job, "Warning", action, f"Job failed on action {action} for retry limit reached.")
         if action != "TerminateJob":
             self.queue.add(replace(req, action="TerminateJob", event=""))
 
