@@ -19,7 +19,8 @@ from volcanic.controllers.job import state
 from volcanic.controllers.job.plugins import PluginError
 from volcanic.controllers.job.plugins.common import task_named
 from volcanic.controllers.job.policy import Request, apply_policies
-from volcanic.controllers.job.sync import JobActions, SyncError, Target, go_duration
+from volcanic.controllers.duration import format_duration
+from volcanic.controllers.job.sync import JobActions, SyncError, Target
 from volcanic.controllers.keys import JOB_API_VERSION, JOB_NAME, JOB_VERSION, OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
 from volcanic.controllers.events import controller_manager_recorder
 from volcanic.controllers.runtime import Context, Controller, Handler, Timer, backoff_seconds
@@ -290,7 +291,7 @@ class JobController(Controller):
     def _delay(self, job: Obj, req: Request, action: str, delay: float) -> None:
         """Runs `action` after `delay`: one waiting action per job and pod; the same action
         for the same pod keeps its first timer, another one replaces it."""
-        self.recorder.event(job, "Normal", "ExecuteAction", f"Execute action {action} after {go_duration(delay)}")
+        self.recorder.event(job, "Normal", "ExecuteAction", f"Execute action {action} after {format_duration(delay)}")
         waiting = self._delayed.setdefault(req.job_key, {})
         old = waiting.get(req.pod_name)
         if old is not None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from volcanic.cluster.store import AlreadyExists, NotFound, Obj, StoreError, clone, rfc3339, seconds_of
+from volcanic.controllers.duration import format_duration
 from volcanic.controllers.events import Recorder
 from volcanic.controllers.job import build
 from volcanic.controllers.job.plugins import JobPlugin, PluginError, plugins_of
@@ -50,31 +51,6 @@ class Target:
         if (meta.get("annotations") or {}).get(TASK_SPEC) != self.task:
             return False
         return self.partition is None or (meta.get("labels") or {}).get(PARTITION_ID) == self.partition
-
-
-def go_duration(seconds: float) -> str:
-    """time.Duration.String(): "30s", "1m30s", "1h0m0s", "500ms"."""
-    ns = round(seconds * 1e9)
-    if ns == 0:
-        return "0s"
-    sign, ns = ("-", -ns) if ns < 0 else ("", ns)
-    if ns < 1_000_000_000:
-        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
-            if ns >= size:
-                return f"{sign}{_trim(ns / size)}{unit}"
-    h, rest = divmod(ns, 3_600_000_000_000)
-    m, rest = divmod(rest, 60_000_000_000)
-    s = _trim(rest / 1e9) + "s"
-    if h:
-        return f"{sign}{h}h{m}m{s}"
-    if m:
-        return f"{sign}{m}m{s}"
-    return sign + s
-
-
-def _trim(value: float) -> str:
-    text = f"{value:.9f}".rstrip("0").rstrip(".")
-    return text or "0"
 
 
 class JobActions:
@@ -384,7 +360,7 @@ class JobActions:
         if killed:  # KillJob: runningDuration = last transition - creation
             end = seconds_of((status.get("state") or {}).get("lastTransitionTime"))
             start = seconds_of(job["metadata"].get("creationTimestamp"))
-            status["runningDuration"] = go_duration(max(0.0, (self.ctx.clock.now() if end is None else end)
+            status["runningDuration"] = format_duration(max(0.0, (self.ctx.clock.now() if end is None else end)
                                                         - (start or 0.0)))
         current = self.ctx.lister.get("Job", job["metadata"]["name"], job["metadata"]["namespace"])
         if current is not None and current.get("status") == status:
