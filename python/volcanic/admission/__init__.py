@@ -1,14 +1,42 @@
-"""Volcano's admission rules (mutation and validation) as plain functions, one module per
-resource; the embedded cluster runs them on every write, a webhook can host them too."""
+"""Volcano's admission rules (reference §3) as plain functions, one module per resource:
+jobs, pods, podgroups, queues, commands. Each module has `mutators(conf)` and
+`validators(conf)` returning its rules in the order Volcano applies them; a rule is a
+function of an AdmissionRequest (cluster/admission.py) that returns the object to store
+(a mutator) or None / a denial message (a validator). The embedded cluster runs them on
+every write; `volcanic.admission.review` hosts them over AdmissionReview for a webhook.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
 
 from volcanic.cluster.admission import AdmissionChain
 
 
-def volcano_chain(scheduler_name: str = "volcano") -> AdmissionChain:
+@dataclass(frozen=True)
+class AdmissionConf:
+    """The webhook manager's flags that rules read (cmd/webhook-manager options)."""
+
+    scheduler_names: tuple[str, ...] = ("volcano",)   # --scheduler-name
+    max_queue_depth: int = 5                          # --max-queue-depth
+    root_queue_protection: bool = True                # --enable-root-queue-protection
+    queue_allocated_pods_check: bool = False          # --enable-queue-allocated-pods-check
+    resource_groups: tuple[dict[str, Any], ...] = field(default_factory=tuple)  # --admission-conf
+
+
+KINDS = {"Job": "jobs", "Pod": "pods", "PodGroup": "podgroups", "Queue": "queues", "Command": "commands"}
+
+
+def volcano_chain(conf: AdmissionConf | None = None) -> AdmissionChain:
     """The admission chain of a Volcano installation."""
-    from volcanic.admission import jobs
+    import importlib
+    conf = conf or AdmissionConf()
     chain = AdmissionChain()
-    chain.add_mutator("Job", jobs.mutator(scheduler_name))
+    for kind, module_name in KINDS.items():
+        module = importlib.import_module(f"volcanic.admission.{module_name}")
+        for fn in module.mutators(conf):
+            chain.add_mutator(kind, fn)
+        for fn in module.validators(conf):
+            chain.add_validator(kind, fn)
     return chain

@@ -11,15 +11,20 @@ Obj = dict[str, Any]
 DISTRIBUTED_PLUGINS = ("tensorflow", "mpi", "pytorch", "ray")
 
 
-def mutator(scheduler_name: str) -> Callable[[AdmissionRequest], Obj]:
+def mutators(conf: Any) -> list[Callable[[AdmissionRequest], Obj]]:
     """Volcano's job defaults, applied on CREATE only (reference §3.2)."""
 
     def mutate(request: AdmissionRequest) -> Obj:
         if request.operation != "CREATE" or not isinstance(request.obj.get("spec"), dict):
             return request.obj
-        return default_job(request.obj, scheduler_name)
+        return default_job(request.obj, conf.scheduler_names[0])
 
-    return mutate
+    return [mutate]
+
+
+def validators(conf: Any) -> list[Callable[[AdmissionRequest], "str | None"]]:
+    """Volcano's job validation (reference §3.1); filled in by the admission work."""
+    return []
 
 
 def default_job(job: Obj, scheduler_name: str = "volcano") -> Obj:

@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 import yaml
 
-from volcanic.admission import volcano_chain
+from volcanic.admission import AdmissionConf, volcano_chain
 from volcanic.cluster.admission import AdmissionChain
 from volcanic.cluster.api import EmbeddedApi
 from volcanic.cluster.clock import VirtualClock
@@ -133,7 +133,7 @@ class Cluster:
             raise ValueError(f"schedule_period: must be positive, got {schedule_period!r}")
         self._clock = VirtualClock()
         self._store = MemoryStore(clock=self._clock.now)
-        self.api = EmbeddedApi(self._store, admission if admission is not None else volcano_chain(SCHEDULER_NAME))
+        self.api = EmbeddedApi(self._store, admission if admission is not None else volcano_chain(AdmissionConf(scheduler_names=(SCHEDULER_NAME,))))
         self.api.create({"kind": "Namespace", "metadata": {"name": "default"}, "status": {"phase": "Active"}})
         ensure_default_queues(self.api)
         self.informers = Informers(self.api, KINDS)
