@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 
@@ -34,3 +35,22 @@ def podgroup(name: str, min_member: int = 1, queue: str = "default", ns: str = "
 
 def queue(name: str, weight: int = 1, **spec: Any) -> dict[str, Any]:
     return {"kind": "Queue", "metadata": {"name": name}, "spec": {"weight": weight, **spec}}
+
+
+class StaticLister:
+    """Stored objects as an admission request's lister serves them (get/list of copies)."""
+
+    def __init__(self, *objs: dict) -> None:
+        self.objs = [copy.deepcopy(o) for o in objs]
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        for o in self.objs:
+            meta = o["metadata"]
+            if o["kind"] == kind and meta["name"] == name and (
+                    namespace is None or meta.get("namespace", "default") == namespace):
+                return copy.deepcopy(o)
+        return None
+
+    def list(self, kind: str, namespace: str | None = None) -> list[dict]:
+        return [copy.deepcopy(o) for o in self.objs if o["kind"] == kind
+                and (namespace is None or o["metadata"].get("namespace", "default") == namespace)]

@@ -70,9 +70,11 @@ def test_run_examples_reports_each_job():
     jobs = {row["job"]: row for row in report["jobs"]}
     assert {row["phase"] for row in jobs.values()} == {"Completed"}
     tf = jobs["default/tensorflow-dist-mnist"]
+    # Queues and nodes are applied and settled first (t=0, the first scheduling cycle); the
+    # job's PodGroup is enqueued at the next cycle (t=1), its pods bound at t=2.
     # TaskCompleted -> CompleteJob: the job ends when the workers' 10 minutes are up,
     # although the parameter server would run forever.
-    assert tf["start"] == 1 and tf["end"] == 601 and tf["restarts"] == 0
+    assert tf["start"] == 2 and tf["end"] == 602 and tf["restarts"] == 0
     # Production (weight 3) gets its jobs started first; research waits for room.
     assert jobs["default/production-train"]["start"] < jobs["default/research-sweep-2"]["start"]
 
@@ -81,7 +83,7 @@ def test_run_table_and_time_limit():
     r = _run("run", "examples/cluster.yaml", "examples/tensorflow.yaml", "--seconds", "30")
     assert r.returncode == 0, r.stderr
     assert "Jobs after 30 simulated seconds" in r.stdout
-    assert "default/tensorflow-dist-mnist  default  Running  1s" in r.stdout
+    assert "default/tensorflow-dist-mnist  default  Running  2s" in r.stdout
 
 
 def test_restart_on_eviction_example():

@@ -172,6 +172,18 @@ def started(*objs: dict, nodes: tuple = ()) -> volcanic.Cluster:
     return c
 
 
+def started_without_job_validation(*objs: dict) -> volcanic.Cluster:
+    """started(), with Volcano's Job validation (reference §3.1) left out of admission: for
+    jobs the webhook refuses, to see how the controller copes with one that got through."""
+    from volcanic.admission import AdmissionConf, volcano_chain
+    chain = volcano_chain(AdmissionConf())
+    chain.validators.pop("Job")
+    c = volcanic.Cluster(admission=chain)
+    c.apply([node("n1"), *objs])
+    c.run(0)
+    return c
+
+
 def a_running_job(**spec: Any) -> volcanic.Cluster:
     """Job j: task a (1 pod, 3 s, exit 0) and task b (2 pods, forever), minAvailable 3;
     Running at t=1, a-0 Succeeded at t=4; returned at t=6."""
@@ -911,7 +923,10 @@ def test_pod_construction() -> None:
     c = cluster()
     c.apply({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
              "value": 1000})
-    j = job("j", task("worker", 2, topologyPolicy="best-effort"), priorityClassName="high")
+    worker = task("worker", 2, topologyPolicy="best-effort")
+    # A topologyPolicy needs a Guaranteed pod with whole CPUs (reference §3.1).
+    worker["template"]["spec"]["containers"][0]["resources"]["limits"] = {"cpu": "1", "memory": "128Mi"}
+    j = job("j", worker, priorityClassName="high")
     j["metadata"]["annotations"] = {"volcano.sh/preemptable": "false", "other": "x"}
     j["metadata"]["labels"] = {"volcano.sh/preemptable": "false", "team": "a"}
     c.apply(j)
@@ -960,6 +975,7 @@ def test_podgroup_construction(min_available: int, low_min: int, high_min: int, 
               "value": 1000},
              {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q1"},
               "spec": {"weight": 1}}])
+    c.run(0)  # the queue controller opens q1; a job is admitted to an Open queue only (§3.1)
     low = task("low", 3, cpu="1", min_available=low_min)
     high = task("high", 2, cpu="2", min_available=high_min)
     high["template"]["spec"]["priorityClassName"] = "high"
@@ -1105,9 +1121,10 @@ def test_refused_pods_are_failed_create_then_retry_limit_terminates(spec: dict, 
     if "template_annotations" in spec:
         t["template"]["metadata"]["annotations"] = spec["template_annotations"]
         j = job("j", t)
+        c = started_without_job_validation(j)  # Volcano's CRD schema would refuse the job itself
     else:
         j = job("j", t, **spec)
-    c = started(j)
+        c = started(j)
     failed = events(c, "FailedCreate")
     assert len(failed) == 1
     assert failed[0].startswith("Error creating pods: [failed to create pod j-t-0, err: ") and refusal in failed[0]
@@ -1124,7 +1141,7 @@ def test_unknown_plugin_job_is_killed_without_plugins_and_events_stay_bounded() 
     SyncJob (a PluginError Warning Event per attempt) until the retry limit terminates the
     job; KillJob then runs without plugins, so the job reaches Terminated and the Events stop
     (no endless TerminateJob retries)."""
-    c = started(job("j", plugins={"foo": []}))
+    c = started_without_job_validation(job("j", plugins={"foo": []}))  # admission refuses it (§3.1)
     plugin_errors = events(c, "PluginError")
     assert len(plugin_errors) == 1 and 'unknown plugin "foo"' in plugin_errors[0]
     assert wait(c, lambda: phase(c) == "Terminated", 400)
@@ -1152,7 +1169,8 @@ def test_bad_policy_timeout_warns_and_runs_the_action_at_once(timeout: str, leve
         j = job("j", task("b", 1), task("a", 1, duration="2s", exit_code=1,
                                          policies=[policy("RestartJob", "PodFailed", timeout=timeout)]))
         field = "spec.tasks[1].policies[0].timeout"
-    c = started(j)
+    # Admission refuses a timeout that is not a duration ("abc"); Go durations may be negative.
+    c = started_without_job_validation(j) if timeout == "abc" else started(j)
     c.run(3)  # a-0 fails at t=3
     assert status(c).get("retryCount") == 1
     warnings = events(c, "PolicyError")
@@ -1170,7 +1188,10 @@ def test_unknown_command_action_is_dropped_with_a_warning() -> None:
     c = started(_failing_job("20s"))
     c.run(5)
     assert events(c, "ExecuteAction") == ["Execute action RestartJob after 20s"]
-    cmd = command(c, "FooJob")
+    # Admission refuses an unknown action (commands.py), so it is written past it, as a
+    # cluster without that check would store it.
+    cmd = "j-foojob"
+    c.api.store.create(command_obj(c.get("Job", "j"), "FooJob", cmd))
     c.run(0)
     assert c.get("Command", cmd) is None
     warnings = all_events(c, "UnknownAction")
@@ -1258,7 +1279,8 @@ def workloads(draw: st.DrawFn) -> tuple[list[dict], list[dict]]:
                               min_available=draw(st.integers(1, replicas)),
                               policies=[policy(a, e) for a, e in pol]))
         total_min = sum(t["minAvailable"] for t in tasks)
-        pol = draw(st.lists(st.tuples(st.sampled_from(ACTIONS), st.sampled_from(EVENTS)), max_size=2))
+        pol = draw(st.lists(st.tuples(st.sampled_from(ACTIONS), st.sampled_from(EVENTS)), max_size=2,
+                            unique_by=lambda p: p[1]))  # an event in one policy only (§3.1)
         jobs.append(job(f"j{j}", *tasks, min_available=draw(st.integers(1, total_min)),
                         max_retry=draw(st.integers(1, 3)), policies=[policy(a, e) for a, e in pol]))
     return nodes, jobs

@@ -23,6 +23,7 @@ class AdmissionConf:
     root_queue_protection: bool = True                # --enable-root-queue-protection
     queue_allocated_pods_check: bool = False          # --enable-queue-allocated-pods-check
     resource_groups: tuple[dict[str, Any], ...] = field(default_factory=tuple)  # --admission-conf
+    feature_gates: frozenset[str] = frozenset()       # --feature-gates that are on
 
 
 KINDS = {"Job": "jobs", "Pod": "pods", "PodGroup": "podgroups", "Queue": "queues", "Command": "commands"}

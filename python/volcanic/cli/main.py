@@ -1,5 +1,5 @@
-"""`volcanic`: run YAML in the embedded cluster, schedule it with the native engine once, or
-run the benchmark."""
+"""`volcanic`: run YAML in the embedded cluster, schedule it with the native engine once,
+serve Volcano's admission webhook, or run the benchmark."""
 
 from __future__ import annotations
 
@@ -64,6 +64,10 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
     return 0
 
 
+# What `volcanic run` applies and settles before the rest.
+SETUP_KINDS = ("Namespace", "Node", "Queue", "PriorityClass")
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from volcanic.cluster import Cluster
     from volcanic.cluster.report import all_finished, job_report
@@ -73,7 +77,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
         with open(args.conf) as f:
             conf = f.read()
     cluster = Cluster(conf)
-    cluster.apply(_load_objects(args.files))
+    objects = _load_objects(args.files)
+    # Cluster-scoped objects first, as `kubectl apply -f` users order them: Volcano admits
+    # a Job only into a queue the queue controller has opened.
+    first = [o for o in objects if isinstance(o, dict) and o.get("kind") in SETUP_KINDS]
+    if first:
+        cluster.apply(first)
+        cluster.run(0)
+    rest = [o for o in objects if not (isinstance(o, dict) and o.get("kind") in SETUP_KINDS)]
+    if rest:
+        cluster.apply(rest)
     cluster.run_until(all_finished, limit=args.seconds)
     rows = job_report(cluster)
     if args.json:
@@ -90,9 +103,38 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0 if not cluster.errors else 1
 
 
-def _cmd_bench(args: argparse.Namespace) -> int:
-    from volcanic.bench import E2E_PRESETS, run_bench, run_e2e
+def _cmd_webhook(args: argparse.Namespace) -> int:
+    from volcanic.admission import AdmissionConf
+    from volcanic.admission.webhook import serve, snapshot_lister
 
+    conf = AdmissionConf(scheduler_names=tuple(args.scheduler_name or ["volcano"]),
+                         max_queue_depth=args.max_queue_depth,
+                         root_queue_protection=args.enable_root_queue_protection,
+                         queue_allocated_pods_check=args.enable_queue_allocated_pods_check)
+    lister = snapshot_lister(_load_objects(args.state or []))
+
+    def ready(server: Any) -> None:
+        print(f"serving {server.url}", flush=True)
+    serve(args.port, args.tls_cert, args.tls_key, conf, lister, host=args.host, ready=ready)
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from volcanic.bench import ADMISSION_PRESETS, E2E_PRESETS, run_admission, run_bench, run_e2e
+
+    if args.preset in ADMISSION_PRESETS:
+        result = run_admission(args.preset)
+        if args.json:
+            print(json.dumps(result))
+            return 0
+        print(f"preset {result['preset']}: {result['jobs']} jobs, {result['reviews']} reviews over HTTPS "
+              f"from {result['clients']} clients")
+        print(f"  wall      {result['wall_s']:.2f} s, {result['reviews_per_s']} reviews/s")
+        print(f"  latency   p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms")
+        for path in ("mutate", "validate"):
+            print(f"  {path:<9} p50 {result[path]['p50_ms']} ms, p99 {result[path]['p99_ms']} ms")
+        print(f"  answers   {result['patched']} patched, {result['denied']} denied, {result['errors']} errors")
+        return 0
     if args.preset in E2E_PRESETS:
         result = run_e2e(args.preset, seed=args.seed)
         if args.json:
@@ -136,11 +178,27 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the decisions as JSON")
     s.set_defaults(func=_cmd_schedule)
     b = sub.add_parser("bench", help="time one session on a synthetic cluster")
-    b.add_argument("--preset", choices=["small", "medium", "large", "e2e-small", "e2e-medium"], default="medium",
-                   help="small/medium/large: one session; e2e-*: a whole workload in the embedded cluster")
+    b.add_argument("--preset", choices=["small", "medium", "large", "e2e-small", "e2e-medium", "admission"],
+                   default="medium", help="small/medium/large: one session; e2e-*: a whole workload in the "
+                   "embedded cluster; admission: the HTTPS admission webhook")
     b.add_argument("--seed", type=int, default=1)
     b.add_argument("--json", action="store_true", help="print one JSON line")
     b.set_defaults(func=_cmd_bench)
+    w = sub.add_parser("webhook", help="serve Volcano's admission webhook over HTTPS (see docs/admission.md)")
+    w.add_argument("--port", type=int, default=8443, help="port to listen on (default 8443; 0: any free port)")
+    w.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
+    w.add_argument("--tls-cert", required=True, help="PEM certificate (chain) file")
+    w.add_argument("--tls-key", required=True, help="PEM private key file")
+    w.add_argument("--scheduler-name", action="append",
+                   help="a scheduler name whose pods volcanic admits; repeatable (default: volcano)")
+    w.add_argument("--state", action="append", metavar="FILE",
+                   help="YAML objects (queues, namespaces, podgroups, ...) the rules read; repeatable")
+    w.add_argument("--max-queue-depth", type=int, default=5, help="deepest queue hierarchy (default 5)")
+    w.add_argument("--enable-root-queue-protection", action=argparse.BooleanOptionalAction, default=True,
+                   help="refuse changes to the root queue's resources (default on)")
+    w.add_argument("--enable-queue-allocated-pods-check", action="store_true",
+                   help="refuse to delete a queue with allocated pods")
+    w.set_defaults(func=_cmd_webhook)
     return p
 
 
