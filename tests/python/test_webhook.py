@@ -806,3 +806,18 @@ def test_admission_bench_runs():
                         "mutate", "validate", "patched", "denied", "errors"}
     assert (out["jobs"], out["reviews"], out["patched"], out["denied"], out["errors"]) == (20, 40, 20, 0, 0)
     assert 0 < out["p50_ms"] <= out["p99_ms"]
+
+
+def test_the_package_exposes_mutate_and_validate():
+    """The issue's contract: volcanic.admission.mutate(review) / validate(review)."""
+    import volcanic.admission
+    job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j", "namespace": "ns"},
+           "spec": {"tasks": [{"name": "t", "replicas": 1, "template": {"spec": {"containers": [
+               {"name": "c", "image": "busybox"}]}}}]}}
+    req = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": "u-1", "kind": {"group": "batch.volcano.sh", "version": "v1alpha1", "kind": "Job"},
+        "operation": "CREATE", "object": job}}
+    mutated = volcanic.admission.mutate(req)
+    assert mutated["response"]["uid"] == "u-1" and mutated["response"]["patchType"] == "JSONPatch"
+    denied = volcanic.admission.validate(req)  # no queue "default" in an empty lister
+    assert denied["response"]["allowed"] is False

@@ -41,3 +41,17 @@ def volcano_chain(conf: AdmissionConf | None = None) -> AdmissionChain:
         for fn in module.validators(conf):
             chain.add_validator(kind, fn)
     return chain
+
+
+def mutate(review: Any, **kwargs: Any) -> Any:
+    """AdmissionReview v1 in, AdmissionReview out, for Volcano's mutating rules (see
+    volcanic.admission.review.mutate for the keyword arguments)."""
+    from volcanic.admission import review as codec
+    return codec.mutate(review, **kwargs)
+
+
+def validate(review: Any, **kwargs: Any) -> Any:
+    """AdmissionReview v1 in, AdmissionReview out, for Volcano's validating rules (see
+    volcanic.admission.review.validate)."""
+    from volcanic.admission import review as codec
+    return codec.validate(review, **kwargs)
