@@ -28,7 +28,6 @@ from volcanic.admission.webhook import PATHS, snapshot_lister, start_server
 from volcanic.cluster.admission import AdmissionChain
 from volcanic.errors import AdmissionError
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 API = "admission.k8s.io/v1"
 GROUPS = {"Job": "batch.volcano.sh", "Queue": "scheduling.volcano.sh", "PodGroup": "scheduling.volcano.sh",
           "Pod": "", "Command": "bus.volcano.sh"}
@@ -772,10 +771,9 @@ def test_webhook_command_serves_and_reports_bad_input(tmp_path, tls, client_cont
     state = tmp_path / "state.yaml"
     state.write_text("kind: Queue\nmetadata: {name: team-a}\nspec: {weight: 2}\n---\n"
                      "kind: Namespace\nmetadata: {name: ml}\n")
-    env = {"PYTHONPATH": str(ROOT / "python"), "PATH": "/usr/bin:/bin"}
     proc = subprocess.Popen([sys.executable, "-m", "volcanic.cli.main", "webhook", "--host", "127.0.0.1",
                              "--port", "0", "--tls-cert", tls[0], "--tls-key", tls[1], "--state", str(state),
-                             "--scheduler-name", "volcano"], stdout=subprocess.PIPE, text=True, env=env)
+                             "--scheduler-name", "volcano"], stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
         assert line.startswith("serving https://127.0.0.1:")
@@ -790,12 +788,12 @@ def test_webhook_command_serves_and_reports_bad_input(tmp_path, tls, client_cont
     bad = tmp_path / "bad.yaml"
     bad.write_text("kind: Gizmo\nmetadata: {name: g}\n")
     r = subprocess.run([sys.executable, "-m", "volcanic.cli.main", "webhook", "--port", "0", "--tls-cert", tls[0],
-                        "--tls-key", tls[1], "--state", str(bad)], capture_output=True, text=True, env=env,
+                        "--tls-key", tls[1], "--state", str(bad)], capture_output=True, text=True,
                        timeout=30)
     assert r.returncode == 1 and r.stderr.startswith("volcanic: error:") and "Gizmo" in r.stderr
     r = subprocess.run([sys.executable, "-m", "volcanic.cli.main", "webhook", "--port", "0", "--tls-cert",
                         str(tmp_path / "missing.crt"), "--tls-key", tls[1]], capture_output=True, text=True,
-                       env=env, timeout=30)
+                       timeout=30)
     assert r.returncode == 1 and r.stderr.startswith("volcanic: error:")
 
 
