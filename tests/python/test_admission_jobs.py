@@ -16,7 +16,9 @@ import pytest
 import volcanic
 from volcanic.admission import AdmissionConf, volcano_chain
 from volcanic.admission import common
+from volcanic.admission import job_policies as JP
 from volcanic.admission import jobs as J
+from volcanic.admission import pod_template as PT
 from volcanic.cluster.admission import AdmissionRequest
 
 NS = "default"
@@ -605,24 +607,24 @@ def test_validate_task_template_reports_every_error_as_volcano_does():
 
 def test_template_containers_errors():
     """reference §3.1 ValidatePodTemplate subset: containers is required and not empty."""
-    assert J.template_containers_errors({"containers": [{"name": "a", "image": "x"}]}) == []
-    assert J.template_containers_errors({}) == ["template.spec.containers: Required value"]
+    assert PT.template_containers_errors({"containers": [{"name": "a", "image": "x"}]}) == []
+    assert PT.template_containers_errors({}) == ["template.spec.containers: Required value"]
 
 
 def test_container_name_errors():
     """reference §3.1 ValidatePodTemplate subset: container names required, RFC 1123 labels, unique."""
     seen: set[str] = set()
-    assert J.container_name_errors({"name": "a"}, "p[0]", seen) == [] and seen == {"a"}
-    assert J.container_name_errors({"name": "a"}, "p[1]", seen) == ['p[1].name: Duplicate value: "a"']
-    assert J.container_name_errors({}, "p[2]", seen) == ["p[2].name: Required value"]
-    assert J.container_name_errors({"name": "A"}, "p[3]", seen)[0].startswith(
+    assert PT.container_name_errors({"name": "a"}, "p[0]", seen) == [] and seen == {"a"}
+    assert PT.container_name_errors({"name": "a"}, "p[1]", seen) == ['p[1].name: Duplicate value: "a"']
+    assert PT.container_name_errors({}, "p[2]", seen) == ["p[2].name: Required value"]
+    assert PT.container_name_errors({"name": "A"}, "p[3]", seen)[0].startswith(
         'p[3].name: Invalid value: "A": a lowercase RFC 1123 label')
 
 
 def test_container_image_errors():
     """reference §3.1 ValidatePodTemplate subset: every container has an image."""
-    assert J.container_image_errors({"image": "busybox"}, "p") == []
-    assert J.container_image_errors({"image": ""}, "p") == ["p.image: Required value"]
+    assert PT.container_image_errors({"image": "busybox"}, "p") == []
+    assert PT.container_image_errors({"image": ""}, "p") == ["p.image: Required value"]
 
 
 def test_container_resources_errors():
@@ -630,9 +632,9 @@ def test_container_resources_errors():
     limits, limits == requests for resources that cannot be overcommitted."""
     ok = {"resources": {"requests": {"cpu": "500m", "memory": "1Gi", "hugepages-2Mi": "2Mi", "x.io/dev": "1"},
                         "limits": {"cpu": "1", "hugepages-2Mi": "2Mi", "x.io/dev": "1"}}}
-    assert J.container_resources_errors(ok, "p") == []
+    assert PT.container_resources_errors(ok, "p") == []
     bad = {"resources": {"requests": {"cpu": "2", "memory": "-1"}, "limits": {"cpu": "1000m", "disk": "1"}}}
-    assert J.container_resources_errors(bad, "p") == [
+    assert PT.container_resources_errors(bad, "p") == [
         'p.resources.limits[disk]: Invalid value: "disk": must be a standard resource for containers',
         'p.resources.requests[memory]: Invalid value: "-1": must be greater than or equal to 0',
         'p.resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1']
@@ -640,8 +642,8 @@ def test_container_resources_errors():
 
 def test_restart_policy_errors():
     """reference §3.1 ValidatePodTemplate subset: restartPolicy Always, OnFailure or Never ("" defaults)."""
-    assert [J.restart_policy_errors({"restartPolicy": p}) for p in ("Always", "OnFailure", "Never", "")] == [[]] * 4
-    assert J.restart_policy_errors({"restartPolicy": "always"}) == [
+    assert [PT.restart_policy_errors({"restartPolicy": p}) for p in ("Always", "OnFailure", "Never", "")] == [[]] * 4
+    assert PT.restart_policy_errors({"restartPolicy": "always"}) == [
         'template.spec.restartPolicy: Unsupported value: "always": supported values: "Always", "OnFailure", "Never"']
 
 
@@ -815,58 +817,58 @@ def test_validate_task_dependencies(c):
 
 def test_policy_event_and_exit_code_exclusive():
     """reference §3.1 policies: event (or events) and exitCode not both."""
-    assert J.policy_event_and_exit_code_exclusive({"event": "PodFailed"}) is None
-    assert J.policy_event_and_exit_code_exclusive({"event": "PodFailed", "exitCode": 1}) == (
+    assert JP.policy_event_and_exit_code_exclusive({"event": "PodFailed"}) is None
+    assert JP.policy_event_and_exit_code_exclusive({"event": "PodFailed", "exitCode": 1}) == (
         "must not specify event and exitCode simultaneously")
-    assert J.policy_event_and_exit_code_exclusive({"events": ["PodFailed"], "exitCode": 1}) == (
+    assert JP.policy_event_and_exit_code_exclusive({"events": ["PodFailed"], "exitCode": 1}) == (
         "must not specify event and exitCode simultaneously")
 
 
 def test_policy_has_event_or_exit_code():
     """reference §3.1 policies: one of event, events, exitCode."""
-    assert J.policy_has_event_or_exit_code({"exitCode": 3}) is None
-    assert J.policy_has_event_or_exit_code({"events": ["PodFailed"]}) is None
-    assert J.policy_has_event_or_exit_code({"action": "AbortJob"}) == "either event and exitCode should be specified"
+    assert JP.policy_has_event_or_exit_code({"exitCode": 3}) is None
+    assert JP.policy_has_event_or_exit_code({"events": ["PodFailed"]}) is None
+    assert JP.policy_has_event_or_exit_code({"action": "AbortJob"}) == "either event and exitCode should be specified"
 
 
-@pytest.mark.parametrize("event", J.POLICY_EVENTS)
+@pytest.mark.parametrize("event", JP.POLICY_EVENTS)
 def test_policy_event_allowed_accepts_user_events(event):
     """reference §3.1 policies: *, PodFailed, PodEvicted, PodPending, Unknown, TaskCompleted,
     TaskFailed, JobUpdated are allowed."""
-    assert J.policy_event_allowed(event, "spec.policies") is None
+    assert JP.policy_event_allowed(event, "spec.policies") is None
 
 
 @pytest.mark.parametrize("event", ["OutOfSync", "CommandIssued", "PodRunning", "Nope"])
 def test_policy_event_allowed_rejects_internal_events(event):
     """reference §3.1 policies: OutOfSync, CommandIssued and PodRunning are rejected."""
-    assert J.policy_event_allowed(event, "spec.policies") == (
+    assert JP.policy_event_allowed(event, "spec.policies") == (
         f'spec.policies: Invalid value: "{event}": invalid policy event')
 
 
-@pytest.mark.parametrize("action", J.POLICY_ACTIONS)
+@pytest.mark.parametrize("action", JP.POLICY_ACTIONS)
 def test_policy_action_allowed_accepts_user_actions(action):
     """reference §3.1 policies: the eight user actions, RestartPod and RestartPartition included."""
-    assert J.policy_action_allowed(action, "spec.policies") is None
+    assert JP.policy_action_allowed(action, "spec.policies") is None
 
 
 @pytest.mark.parametrize("action", ["SyncJob", "EnqueueJob", "SyncQueue", "OpenQueue", "CloseQueue", None])
 def test_policy_action_allowed_rejects_internal_actions(action):
     """reference §3.1 policies: SyncJob, EnqueueJob, SyncQueue, OpenQueue, CloseQueue (and no
     action) are rejected."""
-    assert J.policy_action_allowed(action, "spec.policies") == (
+    assert JP.policy_action_allowed(action, "spec.policies") == (
         f'spec.policies: Invalid value: "{action or ""}": invalid policy action')
 
 
 def test_policy_exit_code_nonzero():
     """reference §3.1 policies: exitCode != 0."""
-    assert J.policy_exit_code_nonzero({"exitCode": -1}) is None
-    assert J.policy_exit_code_nonzero({"exitCode": 0}) == "0 is not a valid error code"
+    assert JP.policy_exit_code_nonzero({"exitCode": -1}) is None
+    assert JP.policy_exit_code_nonzero({"exitCode": 0}) == "0 is not a valid error code"
 
 
 def test_policy_any_event_alone():
     """reference §3.1 policies: with "*" no other event policy."""
-    assert J.policy_any_event_alone(["*"]) is None
-    assert J.policy_any_event_alone(["*", "PodFailed"]) == "if there's * here, no other policy should be here"
+    assert JP.policy_any_event_alone(["*"]) is None
+    assert JP.policy_any_event_alone(["*", "PodFailed"]) == "if there's * here, no other policy should be here"
 
 
 VALID = ("; valid events are [* PodFailed PodEvicted PodPending Unknown TaskCompleted TaskFailed JobUpdated], "
@@ -892,7 +894,7 @@ VALID = ("; valid events are [* PodFailed PodEvicted PodPending Unknown TaskComp
 def test_validate_policies(policies, message):
     """reference §3.1 "Policies rules": the first failing policy, then the "*" rule; a denial
     lists the valid events and actions."""
-    assert J.validate_policies(policies, "spec.policies") == (None if message is None else message + VALID)
+    assert JP.validate_policies(policies, "spec.policies") == (None if message is None else message + VALID)
 
 
 # --- UPDATE ---------------------------------------------------------------------------------------------

@@ -19,15 +19,16 @@ where Volcano has them. Rules after the schema check may assume well-typed input
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from volcanic.admission.common import (
-    MapOf, check_shape, deny, dns1123_label_errors, dns1123_subdomain_errors, duplicate, expect,
+    MapOf, check_shape, deny, dns1123_label_errors, dns1123_subdomain_errors, expect,
     go_list, invalid, not_supported, qualified_name_errors, quantity, required)
+from volcanic.admission.job_policies import validate_policies
+from volcanic.admission.pod_template import pod_spec, pod_template_errors
 from volcanic.cluster.admission import AdmissionRequest
 from volcanic.controllers.duration import parse_duration
 from volcanic.controllers.job.plugins import PLUGINS, PluginError
-from volcanic.controllers.quantity import format_quantity, parse_quantity
 
 Obj = dict[str, Any]
 DISTRIBUTED_PLUGINS = ("tensorflow", "mpi", "pytorch", "ray")
@@ -38,18 +39,9 @@ DISTRIBUTED_PLUGINS = ("tensorflow", "mpi", "pytorch", "ray")
 # Volcano, and then fails in the controller with an "unknown plugin" PluginError.
 VOLCANO_PLUGINS = ("ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "hcclrank", "ray")
 
-# Policy events and actions a user may write (util.go policyEventMap / policyActionMap, the
-# VAP's validEvents, and RestartPod / RestartPartition of reference §3.1).
-POLICY_EVENTS = ("*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted", "TaskFailed",
-                 "JobUpdated")
-POLICY_ACTIONS = ("AbortJob", "RestartJob", "RestartTask", "RestartPod", "RestartPartition", "TerminateJob",
-                  "CompleteJob", "ResumeJob")
-
 TOPOLOGY_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")   # CRD enum
 NETWORK_TOPOLOGY_MODES = ("hard", "soft")                                       # CRD enum
 DEPENDS_ON_ITERATIONS = ("any", "all")                                          # CRD enum
-RESTART_POLICIES = ("Always", "OnFailure", "Never")                             # core/v1
-STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")           # + hugepages-*
 SCHEDULER_NAME_MAX = 63
 DNS1123_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
@@ -519,10 +511,10 @@ def validate_task_topology_policy(job: Obj, index: int, task: Obj) -> str | None
     policy = task.get("topologyPolicy")
     if policy in (None, "", "none"):
         return None
-    pod_spec = _pod_spec(task.get("template"))
+    spec = pod_spec(task.get("template"))
     all_containers = []
     for key in ("containers", "initContainers"):
-        for c in pod_spec.get(key) or []:
+        for c in spec.get(key) or []:
             if isinstance(c, dict):
                 all_containers.append(c)
     resources = []
@@ -705,223 +697,6 @@ def validate_network_topology(job: Obj) -> str | None:
         if isinstance(partition, dict) and _tiers_conflict(partition.get("networkTopology")):
             return f"in task '{_task_name(task)}' partitionPolicy: {_TIER_CONFLICT}"
     return None
-
-
-# --- Lifecycle policies ("Policies rules" of reference §3.1) ------------------------------
-
-def _events_of(policy: Obj) -> list[str]:
-    """The policy's events (events then event), without repeats."""
-    out: list[str] = []
-    for e in list(policy.get("events") or []) + ([policy["event"]] if policy.get("event") else []):
-        if e not in out:
-            out.append(e)
-    return out
-
-
-def policy_event_and_exit_code_exclusive(policy: Obj) -> str | None:
-    """reference §3.1 policies: event (or events) and exitCode are not both set."""
-    if _events_of(policy) and policy.get("exitCode") is not None:
-        return "must not specify event and exitCode simultaneously"
-    return None
-
-
-def policy_has_event_or_exit_code(policy: Obj) -> str | None:
-    """reference §3.1 policies: one of event, events, exitCode is set."""
-    if not _events_of(policy) and policy.get("exitCode") is None:
-        return "either event and exitCode should be specified"
-    return None
-
-
-def policy_event_allowed(event: Any, field: str) -> str | None:
-    """reference §3.1 policies: the event is one users may write (POLICY_EVENTS; OutOfSync,
-    CommandIssued and PodRunning are not)."""
-    if event not in POLICY_EVENTS:
-        return invalid(field, event, "invalid policy event")
-    return None
-
-
-def policy_action_allowed(action: Any, field: str) -> str | None:
-    """reference §3.1 policies: the action is one users may write (POLICY_ACTIONS; SyncJob,
-    EnqueueJob, SyncQueue, OpenQueue and CloseQueue are not)."""
-    if action not in POLICY_ACTIONS:
-        return invalid(field, action if action is not None else "", "invalid policy action")
-    return None
-
-
-def policy_exit_code_nonzero(policy: Obj) -> str | None:
-    """reference §3.1 policies: exitCode != 0."""
-    if policy.get("exitCode") == 0:
-        return "0 is not a valid error code"
-    return None
-
-
-def policy_any_event_alone(events: Iterable[str]) -> str | None:
-    """reference §3.1 policies: with the event "*", no other event policy."""
-    events = set(events)
-    if "*" in events and len(events) > 1:
-        return "if there's * here, no other policy should be here"
-    return None
-
-
-def validate_policies(policies: Any, field: str) -> str | None:
-    """reference §3.1 "Policies rules" (util.go validatePolicies): each policy in turn; the
-    first error stops the walk; then the "*" rule. A denial lists the valid events and
-    actions, as Volcano's does."""
-    if not isinstance(policies, list):
-        return None
-    errors: list[str] = []
-    events: list[str] = []
-    exit_codes: set[int] = set()
-    for policy in policies:
-        if not isinstance(policy, dict):
-            continue
-        error = policy_event_and_exit_code_exclusive(policy) or policy_has_event_or_exit_code(policy)
-        if not error and _events_of(policy):
-            for event in _events_of(policy):
-                error = policy_event_allowed(event, field) or policy_action_allowed(policy.get("action"), field)
-                if not error and event in events:
-                    error = f"duplicate event {event}  across different policy"
-                if error:
-                    break
-                events.append(event)
-        elif not error:
-            error = policy_exit_code_nonzero(policy)
-            if not error and policy.get("action") not in (None, ""):
-                error = policy_action_allowed(policy.get("action"), field)  # the VAP checks every action
-            if not error and policy["exitCode"] in exit_codes:
-                error = f"duplicate exitCode {policy['exitCode']}"
-            exit_codes.add(policy["exitCode"])
-        if error:
-            errors.append(error)
-            break
-    error = policy_any_event_alone(events)
-    if error:
-        errors.append(error)
-    if not errors:
-        return None
-    return (f"{'; '.join(errors)}; valid events are {go_list(POLICY_EVENTS)}, "
-            f"valid actions are {go_list(POLICY_ACTIONS)}")
-
-
-# --- Pod template (a subset of Kubernetes' ValidatePodTemplate) -----------------------------
-
-def _pod_spec(template: Any) -> Obj:
-    spec = template.get("spec") if isinstance(template, dict) else None
-    return spec if isinstance(spec, dict) else {}
-
-
-def pod_template_errors(template: Any) -> list[str]:
-    """Kubernetes' ValidatePodTemplate, the subset that catches real mistakes, with
-    Kubernetes' messages and paths ("template.spec..."), after Kubernetes' defaulting
-    (restartPolicy "" is Always):
-    - containers is required and not empty (template_containers_errors);
-    - container and init container names are required, RFC 1123 labels and unique
-      (container_name_errors); every container has an image (container_image_errors);
-    - resource names are standard or qualified, quantities are >= 0, requests <= limits, and
-      non-overcommitable (extended) resources have limits equal to requests
-      (container_resources_errors);
-    - restartPolicy is Always, OnFailure or Never (restart_policy_errors).
-    Not checked: volumes and mounts, ports, probes, env, security context (privileged is
-    allowed, as Volcano allows it), affinity, tolerations, metadata."""
-    spec = _pod_spec(template)
-    errs = template_containers_errors(spec)
-    names: set[str] = set()
-    for key in ("initContainers", "containers"):
-        for i, c in enumerate(spec.get(key) or []):
-            if not isinstance(c, dict):
-                continue
-            path = f"template.spec.{key}[{i}]"
-            errs += container_name_errors(c, path, names)
-            errs += container_image_errors(c, path)
-            errs += container_resources_errors(c, path)
-    errs += restart_policy_errors(spec)
-    return errs
-
-
-def template_containers_errors(spec: Obj) -> list[str]:
-    """ValidatePodSpec: at least one container."""
-    if not spec.get("containers"):
-        return [required("template.spec.containers")]
-    return []
-
-
-def container_name_errors(container: Obj, path: str, seen: set[str]) -> list[str]:
-    """validateContainers: the name is required, an RFC 1123 label and unique in the pod
-    (containers and init containers together); `seen` collects the names."""
-    name = container.get("name")
-    if not name:
-        return [required(f"{path}.name")]
-    errs = dns1123_label_errors(name)
-    if errs:
-        return [invalid(f"{path}.name", name, "; ".join(errs))]
-    if name in seen:
-        return [duplicate(f"{path}.name", name)]
-    seen.add(name)
-    return []
-
-
-def container_image_errors(container: Obj, path: str) -> list[str]:
-    """validateContainers: the image is required."""
-    if not container.get("image"):
-        return [required(f"{path}.image")]
-    return []
-
-
-def _overcommit_allowed(name: str) -> bool:
-    """helper.IsOvercommitAllowed: native resources other than hugepages."""
-    native = "/" not in name or "kubernetes.io/" in name
-    return native and not name.startswith("hugepages-")
-
-
-def container_resources_errors(container: Obj, path: str) -> list[str]:
-    """ValidateResourceRequirements: standard resource names for unqualified names, quantities
-    >= 0, requests <= limits, and requests == limits (with limits set) for resources that
-    cannot be overcommitted (extended resources, hugepages)."""
-    res = container.get("resources")
-    if not isinstance(res, dict):
-        return []
-    limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
-    requests = res.get("requests") if isinstance(res.get("requests"), dict) else {}
-    errs: list[str] = []
-    for kind, values in (("limits", limits), ("requests", requests)):
-        for name, value in values.items():
-            where = f"{path}.resources.{kind}[{name}]"
-            if "/" not in name and name not in STANDARD_CONTAINER_RESOURCES and not name.startswith("hugepages-"):
-                errs.append(invalid(where, name, "must be a standard resource for containers"))
-            q = quantity(value)
-            if q is not None and q < 0:
-                errs.append(invalid(where, _canonical(value), "must be greater than or equal to 0"))
-    for name, value in requests.items():
-        q = quantity(value)
-        if q is None:
-            continue
-        if name in limits:
-            limit = quantity(limits[name])
-            if limit is None:
-                continue
-            if q != limit and not _overcommit_allowed(name):
-                errs.append(invalid(f"{path}.resources.requests", _canonical(value),
-                                    f"must be equal to {name} limit of {_canonical(limits[name])}"))
-            elif q > limit:
-                errs.append(invalid(f"{path}.resources.requests", _canonical(value),
-                                    f"must be less than or equal to {name} limit of {_canonical(limits[name])}"))
-        elif not _overcommit_allowed(name):
-            errs.append(deny(f"{path}.resources.limits",
-                             "Required value: Limit must be set for non overcommitable resources"))
-    return errs
-
-
-def _canonical(value: Any) -> str:
-    """Quantity.String() of a valid quantity."""
-    return format_quantity(parse_quantity(value))
-
-
-def restart_policy_errors(spec: Obj) -> list[str]:
-    """validateRestartPolicy: Always, OnFailure or Never ("" defaults to Always)."""
-    policy = spec.get("restartPolicy")
-    if policy in (None, "") or policy in RESTART_POLICIES:
-        return []
-    return [not_supported("template.spec.restartPolicy", policy, RESTART_POLICIES)]
 
 
 # --- CREATE: validateJobCreate --------------------------------------------------------------
