@@ -22,6 +22,7 @@ Deterministic: uids and resourceVersions come from counters, times from the cloc
 from __future__ import annotations
 
 import copy
+import functools
 import marshal
 import uuid
 from collections import deque
@@ -62,7 +63,12 @@ class Conflict(StoreError):
 
 def rfc3339(seconds: float) -> str:
     """The store's clock reading as an RFC 3339 timestamp (second precision)."""
-    return (EPOCH + timedelta(seconds=int(seconds))).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _rfc3339(int(seconds))
+
+
+@functools.lru_cache(maxsize=4096)  # many writes share a second of virtual time
+def _rfc3339(seconds: int) -> str:
+    return (EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def seconds_of(timestamp: str | None) -> float | None:
@@ -216,8 +222,10 @@ class MemoryStore:
 
     def update_status(self, obj: Obj) -> Obj:
         kind = kind_named(obj.get("kind") if isinstance(obj, dict) else None)
-        meta = self._meta(dict(obj, metadata=dict(obj.get("metadata") or {})), kind)
-        key = self._key(kind, meta["name"], meta.get("namespace"))
+        meta = obj.get("metadata")  # only its name and version count: the status is what is written
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+            raise InvalidObject(f"{kind.name}: metadata.name: is required")
+        key = self._key(kind, meta["name"], meta.get("namespace") if kind.namespaced else None)
         old = self._current(kind, key)
         self._check_version(old, meta, kind)
         status = obj.get("status") or {}
