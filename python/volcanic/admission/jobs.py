@@ -21,13 +21,15 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable
 
-from volcanic.admission.common import (
-    MapOf, check_shape, deny, dns1123_label_errors, dns1123_subdomain_errors, expect,
-    go_list, invalid, not_supported, qualified_name_errors, quantity, required)
+from volcanic.admission.common import (dns1123_label_errors, dns1123_subdomain_errors, go_list, invalid,
+                                       qualified_name_errors, quantity)
+from volcanic.admission.job_schema import (
+    as_int, check_job_shape, is_int, job_name, plugins_of_job, spec_of, task_name, tasks_of,
+    validate_min_success, validate_network_topology_fields, validate_priority_class_name, validate_queue_name,
+    validate_scheduler_name, validate_task_crd_fields)
 from volcanic.admission.job_policies import validate_policies
 from volcanic.admission.pod_template import pod_spec, pod_template_errors
 from volcanic.cluster.admission import AdmissionRequest
-from volcanic.controllers.duration import parse_duration
 from volcanic.controllers.job.plugins import PLUGINS, PluginError
 
 Obj = dict[str, Any]
@@ -39,11 +41,6 @@ DISTRIBUTED_PLUGINS = ("tensorflow", "mpi", "pytorch", "ray")
 # Volcano, and then fails in the controller with an "unknown plugin" PluginError.
 VOLCANO_PLUGINS = ("ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "hcclrank", "ray")
 
-TOPOLOGY_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")   # CRD enum
-NETWORK_TOPOLOGY_MODES = ("hard", "soft")                                       # CRD enum
-DEPENDS_ON_ITERATIONS = ("any", "all")                                          # CRD enum
-SCHEDULER_NAME_MAX = 63
-DNS1123_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
 UPDATE_FIELDS_MESSAGE = ("job updates may not change fields other than `minAvailable`, "
                          "`tasks[*].replicas under spec` and `PriorityClassName`")
@@ -63,13 +60,9 @@ def mutators(conf: Any) -> list[Callable[[AdmissionRequest], Obj]]:
     return [mutate]
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _unset(value: Any) -> bool:
     """Go's zero value for a string or int32 field: absent, null, "" or 0."""
-    return value is None or value == "" or (_is_int(value) and value == 0)
+    return value is None or value == "" or (is_int(value) and value == 0)
 
 
 def default_job(job: Obj, scheduler_name: str = "volcano") -> Obj:
@@ -91,7 +84,7 @@ def default_job(job: Obj, scheduler_name: str = "volcano") -> Obj:
             _default_task(task, i)
     if _unset(spec.get("minAvailable")):
         values = [t.get("minAvailable") for t in tasks if isinstance(t, dict)]
-        if all(_is_int(v) for v in values) and all(isinstance(t, dict) for t in tasks):
+        if all(is_int(v) for v in values) and all(isinstance(t, dict) for t in tasks):
             spec["minAvailable"] = sum(values)
     plugins = spec.get("plugins")
     if isinstance(plugins, dict):
@@ -115,10 +108,10 @@ def _default_task(task: Obj, index: int) -> None:
         replicas = task["replicas"] if task.get("replicas") is not None else 0
         min_partitions = partition.get("minPartitions") if isinstance(partition, dict) else None
         size = partition.get("partitionSize") if isinstance(partition, dict) else None
-        if _is_int(min_partitions) and min_partitions > 0:
-            if _is_int(size) or size is None:
+        if is_int(min_partitions) and min_partitions > 0:
+            if is_int(size) or size is None:
                 task["minAvailable"] = min_partitions * (size or 0)
-        elif _is_int(replicas):
+        elif is_int(replicas):
             task["minAvailable"] = replicas
     if _unset(task.get("maxRetry")):
         task["maxRetry"] = 3
@@ -163,225 +156,32 @@ def admit_job_update(request: AdmissionRequest) -> str | None:
     return validate_job_update(request.old, request.obj)
 
 
-# --- Small readers (the schema check has run: values are of the right type or None) --------
-
-def _spec(job: Obj) -> Obj:
-    spec = job.get("spec") if isinstance(job, dict) else None
-    return spec if isinstance(spec, dict) else {}
-
-
-def _tasks(job: Obj) -> list[Obj]:
-    tasks = _spec(job).get("tasks")
-    return [t for t in tasks if isinstance(t, dict)] if isinstance(tasks, list) else []
-
-
-def _name(job: Obj) -> str:
-    meta = job.get("metadata") if isinstance(job, dict) else None
-    name = meta.get("name") if isinstance(meta, dict) else None
-    return name if isinstance(name, str) else ""
-
-
-def _int(value: Any, default: int = 0) -> int:
-    return value if _is_int(value) else default
-
-
-def _task_name(task: Obj) -> str:
-    name = task.get("name")
-    return name if isinstance(name, str) else ""
-
-
-def _plugins(job: Obj) -> dict[str, Any]:
-    plugins = _spec(job).get("plugins")
-    return plugins if isinstance(plugins, dict) else {}
-
-
-# --- CRD schema: types ----------------------------------------------------------------------
-
-def _duration(value: Any, field: str) -> str | None:
-    """A metav1.Duration: a Go duration string ("90s", "1h30m"; Go takes a sign, "-5s", and
-    the controller runs a negative delay at once with a warning). volcanic's controller also
-    reads a plain number of seconds."""
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        return expect(value, "string", field)
-    text = value.strip() if isinstance(value, str) else str(abs(value))
-    if text[:1] in ("+", "-"):
-        text = text[1:]
-    try:
-        parse_duration(text, field)
-    except ValueError:
-        shown = f'"{value}"' if isinstance(value, str) else repr(value)
-        return deny(field, f'invalid duration {shown} (use e.g. "90s", "5m", "1h30m")')
-    return None
-
-
-# What the job controller and its plugins read of a pod template, and the resources.
-_CONTAINER = {"name": "string", "image": "string", "command": ["string"], "args": ["string"],
-              "env": [{"name": "string", "value": "string"}],
-              "ports": [{"name": "string", "containerPort": "integer"}],
-              "volumeMounts": [{"name": "string", "mountPath": "string"}],
-              "resources": {"requests": MapOf("quantity"), "limits": MapOf("quantity")}}
-_POD_TEMPLATE = {
-    "metadata": {"labels": MapOf("string"), "annotations": MapOf("string")},
-    "spec": {"containers": [_CONTAINER], "initContainers": [_CONTAINER], "restartPolicy": "string",
-             "hostNetwork": "boolean", "dnsPolicy": "string", "schedulerName": "string",
-             "priorityClassName": "string", "nodeSelector": MapOf("string"), "nodeName": "string",
-             "hostname": "string", "subdomain": "string", "volumes": [{"name": "string"}],
-             "tolerations": ["object"], "affinity": "object"},
-}
-_POLICY = {"action": "string", "event": "string", "events": ["string"], "exitCode": "integer",
-           "timeout": _duration}
-_NETWORK_TOPOLOGY = {"mode": "string", "highestTierAllowed": "integer", "highestTierName": "string"}
-_TASK = {"name": "string", "replicas": "integer", "minAvailable": "integer", "maxRetry": "integer",
-         "template": _POD_TEMPLATE, "policies": [_POLICY], "topologyPolicy": "string",
-         "dependsOn": {"name": ["string"], "iteration": "string"},
-         "partitionPolicy": {"totalPartitions": "integer", "partitionSize": "integer",
-                             "minPartitions": "integer", "networkTopology": _NETWORK_TOPOLOGY}}
-JOB_SCHEMA = {
-    "metadata": {"name": "string", "namespace": "string", "labels": MapOf("string"),
-                 "annotations": MapOf("string")},
-    "spec": {"schedulerName": "string", "minAvailable": "integer", "queue": "string", "maxRetry": "integer",
-             "ttlSecondsAfterFinished": "integer", "priorityClassName": "string", "minSuccess": "integer",
-             "runningEstimate": _duration, "networkTopology": _NETWORK_TOPOLOGY,
-             "volumes": [{"mountPath": "string", "volumeClaimName": "string", "volumeClaim": "object"}],
-             "tasks": [_TASK], "policies": [_POLICY], "plugins": MapOf(["string"])},
-}
-
-
-def check_job_shape(job: Any) -> str | None:
-    """reference §1.1 / §3.1 CRD schema: every field of a known type has that type
-    (JOB_SCHEMA; a null counts as absent), e.g. "spec.tasks[0].replicas: must be an integer,
-    got string". Fields volcanic does not read are not checked."""
-    if not isinstance(job, dict):
-        return expect(job, "object", "Job")
-    message = check_shape(job, JOB_SCHEMA, "")
-    if message:
-        return message
-    if not _name(job):
-        return required("metadata.name")
-    return None
-
-
-# --- CRD schema: values ---------------------------------------------------------------------
-
-def _crd_minimum(field: str, value: int, minimum: int) -> str:
-    return invalid(field, value, f"{field} in body should be greater than or equal to {minimum}")
-
-
-def _crd_pattern(field: str, value: str, pattern: str) -> str:
-    return invalid(field, value, f"{field} in body should match '{pattern}'")
-
-
-def validate_queue_name(job: Obj) -> str | None:
-    """reference §1.1 / §3.1 CRD: spec.queue matches the DNS-1123 subdomain pattern and has at
-    most 253 characters."""
-    queue = _spec(job).get("queue")
-    if not isinstance(queue, str) or queue == "":
-        return None
-    if len(queue) > 253:
-        return deny("spec.queue", "Too long: may not be longer than 253")
-    if dns1123_subdomain_errors(queue):
-        return _crd_pattern("spec.queue", queue, DNS1123_SUBDOMAIN_PATTERN)
-    return None
-
-
-def validate_priority_class_name(job: Obj) -> str | None:
-    """reference §3.1 CRD: spec.priorityClassName matches the DNS-1123 subdomain pattern."""
-    name = _spec(job).get("priorityClassName")
-    if not isinstance(name, str) or name == "":
-        return None
-    if dns1123_subdomain_errors(name):
-        return _crd_pattern("spec.priorityClassName", name, DNS1123_SUBDOMAIN_PATTERN)
-    return None
-
-
-def validate_scheduler_name(job: Obj) -> str | None:
-    """reference §1.1 CRD: spec.schedulerName has at most 63 characters."""
-    name = _spec(job).get("schedulerName")
-    if isinstance(name, str) and len(name) > SCHEDULER_NAME_MAX:
-        return deny("spec.schedulerName", f"Too long: may not be longer than {SCHEDULER_NAME_MAX}")
-    return None
-
-
-def validate_min_success(job: Obj) -> str | None:
-    """reference §1.1 CRD: spec.minSuccess, when set, is >= 1."""
-    value = _spec(job).get("minSuccess")
-    if _is_int(value) and value < 1:
-        return _crd_minimum("spec.minSuccess", value, 1)
-    return None
-
-
-def _network_topology_field_error(topology: Any, field: str) -> str | None:
-    if not isinstance(topology, dict):
-        return None
-    mode = topology.get("mode")
-    if mode not in (None, "") and mode not in NETWORK_TOPOLOGY_MODES:
-        return not_supported(f"{field}.mode", mode, NETWORK_TOPOLOGY_MODES)
-    tier = topology.get("highestTierAllowed")
-    if _is_int(tier) and tier < 0:
-        return _crd_minimum(f"{field}.highestTierAllowed", tier, 0)
-    return None
-
-
-def validate_network_topology_fields(job: Obj) -> str | None:
-    """reference §1.1 CRD: networkTopology.mode is hard or soft and highestTierAllowed >= 0,
-    for the job and for every task's partitionPolicy."""
-    message = _network_topology_field_error(_spec(job).get("networkTopology"), "spec.networkTopology")
-    if message:
-        return message
-    for i, task in enumerate(_tasks(job)):
-        partition = task.get("partitionPolicy")
-        if isinstance(partition, dict):
-            message = _network_topology_field_error(partition.get("networkTopology"),
-                                                    f"spec.tasks[{i}].partitionPolicy.networkTopology")
-            if message:
-                return message
-    return None
-
-
-def validate_task_crd_fields(job: Obj) -> str | None:
-    """reference §1.1 CRD: per task, topologyPolicy is one of none, best-effort, restricted,
-    single-numa-node; dependsOn.iteration is any or all; partitionPolicy.minPartitions >= 0."""
-    for i, task in enumerate(_tasks(job)):
-        policy = task.get("topologyPolicy")
-        if policy not in (None, "") and policy not in TOPOLOGY_POLICIES:
-            return not_supported(f"spec.tasks[{i}].topologyPolicy", policy, TOPOLOGY_POLICIES)
-        depends = task.get("dependsOn")
-        iteration = depends.get("iteration") if isinstance(depends, dict) else None
-        if iteration not in (None, "") and iteration not in DEPENDS_ON_ITERATIONS:
-            return not_supported(f"spec.tasks[{i}].dependsOn.iteration", iteration, DEPENDS_ON_ITERATIONS)
-        partition = task.get("partitionPolicy")
-        min_partitions = partition.get("minPartitions") if isinstance(partition, dict) else None
-        if _is_int(min_partitions) and min_partitions < 0:
-            return _crd_minimum(f"spec.tasks[{i}].partitionPolicy.minPartitions", min_partitions, 0)
-    return None
-
-
 # --- CREATE: the rules that end the check at once ----------------------------------------
 
 def validate_job_min_available(job: Obj) -> str | None:
     """reference §3.1 CRD/VAP: job minAvailable >= 0."""
-    if _int(_spec(job).get("minAvailable")) < 0:
+    if as_int(spec_of(job).get("minAvailable")) < 0:
         return "job 'minAvailable' must be >= 0"
     return None
 
 
 def validate_max_retry(job: Obj) -> str | None:
     """reference §3.1 CRD/VAP: maxRetry >= 0."""
-    if _int(_spec(job).get("maxRetry")) < 0:
+    if as_int(spec_of(job).get("maxRetry")) < 0:
         return "'maxRetry' cannot be less than zero"
     return None
 
 
 def validate_ttl_seconds_after_finished(job: Obj) -> str | None:
     """reference §3.1 CRD/VAP: ttlSecondsAfterFinished >= 0."""
-    if _int(_spec(job).get("ttlSecondsAfterFinished")) < 0:
+    if as_int(spec_of(job).get("ttlSecondsAfterFinished")) < 0:
         return "'ttlSecondsAfterFinished' cannot be less than zero"
     return None
 
 
 def validate_has_tasks(job: Obj) -> str | None:
     """reference §3.1: at least one task."""
-    if not _tasks(job):
+    if not tasks_of(job):
         return "No task specified in job spec"
     return None
 
@@ -389,11 +189,11 @@ def validate_has_tasks(job: Obj) -> str | None:
 def validate_mpi_master_task(job: Obj) -> str | None:
     """reference §3.1: with the mpi plugin, its master task (--master, default "master")
     exists. (A worker task is not required.)"""
-    plugins = _plugins(job)
+    plugins = plugins_of_job(job)
     if "mpi" not in plugins:
         return None
     master = _flag(plugins.get("mpi"), "master", "master")
-    if not any(_task_name(t) == master for t in _tasks(job)):
+    if not any(task_name(t) == master for t in tasks_of(job)):
         return "The specified mpi master task was not found"
     return None
 
@@ -423,12 +223,12 @@ def _flag(arguments: Any, name: str, default: str) -> str:
 # --- CREATE: per task -----------------------------------------------------------------------
 
 def _in_task(task: Obj, job: Obj) -> str:
-    return f"in task: {_task_name(task)}, job: {_name(job)}"
+    return f"in task: {task_name(task)}, job: {job_name(job)}"
 
 
 def validate_task_replicas(job: Obj, index: int, task: Obj) -> str | None:
     """reference §3.1 CRD/VAP: task replicas >= 0."""
-    if _int(task.get("replicas")) < 0:
+    if as_int(task.get("replicas")) < 0:
         return f"'replicas' < 0 {_in_task(task, job)}"
     return None
 
@@ -436,11 +236,11 @@ def validate_task_replicas(job: Obj, index: int, task: Obj) -> str | None:
 def validate_task_min_available(job: Obj, index: int, task: Obj) -> str | None:
     """reference §3.1: 0 <= task.minAvailable <= replicas (when minAvailable is set)."""
     value = task.get("minAvailable")
-    if not _is_int(value):
+    if not is_int(value):
         return None
     if value < 0:
         return f"'minAvailable' < 0 {_in_task(task, job)}"
-    if value > _int(task.get("replicas")):
+    if value > as_int(task.get("replicas")):
         return f"'minAvailable' is greater than 'replicas' {_in_task(task, job)}"
     return None
 
@@ -452,15 +252,15 @@ def validate_task_partition_policy(job: Obj, index: int, task: Obj) -> str | Non
     partition = task.get("partitionPolicy")
     if not isinstance(partition, dict):
         return None
-    total, size = _int(partition.get("totalPartitions")), _int(partition.get("partitionSize"))
+    total, size = as_int(partition.get("totalPartitions")), as_int(partition.get("partitionSize"))
     if total <= 0:
         return f"'TotalPartitions' must be greater than 0 {_in_task(task, job)}"
     if size <= 0:
         return f"'PartitionSize' must be greater than 0 {_in_task(task, job)}"
-    if _int(task.get("replicas")) != total * size:
+    if as_int(task.get("replicas")) != total * size:
         return f"'Replicas' are not equal to TotalPartitions*PartitionSize {_in_task(task, job)}"
-    min_partitions, min_available = _int(partition.get("minPartitions")), task.get("minAvailable")
-    if min_partitions > 0 and _is_int(min_available) and min_available != min_partitions * size:
+    min_partitions, min_available = as_int(partition.get("minPartitions")), task.get("minAvailable")
+    if min_partitions > 0 and is_int(min_available) and min_available != min_partitions * size:
         return f"'MinAvailable' is not equal to MinPartitions*PartitionSize {_in_task(task, job)}"
     return None
 
@@ -474,8 +274,8 @@ def validate_task_name(job: Obj, index: int, task: Obj) -> str | None:
 
 def validate_task_name_unique(job: Obj, index: int, task: Obj) -> str | None:
     """reference §3.1: task names are unique ("duplicated task name")."""
-    name = _task_name(task)
-    if any(_task_name(t) == name for t in _tasks(job)[:index]):
+    name = task_name(task)
+    if any(task_name(t) == name for t in tasks_of(job)[:index]):
         return f"duplicated task name {name}"
     return None
 
@@ -488,7 +288,7 @@ def validate_task_policies(job: Obj, index: int, task: Obj) -> str | None:
 def validate_pod_name(job: Obj, index: int, task: Obj) -> str | None:
     """reference §3.1: the pod name "<job>-<task>-<task index>" is a qualified name (so at
     most 63 characters)."""
-    pod = f"{_name(job)}-{_task_name(task)}-{index}"
+    pod = f"{job_name(job)}-{task_name(task)}-{index}"
     errs = qualified_name_errors(pod)
     if errs:
         return f"create pod with name {pod} validate failed {go_list(errs)}"
@@ -559,28 +359,28 @@ def pod_qos(resources: list[tuple[dict, dict]]) -> str:
 
 def validate_job_name(job: Obj) -> str | None:
     """reference §3.1: the job name is a qualified name."""
-    errs = qualified_name_errors(_name(job))
+    errs = qualified_name_errors(job_name(job))
     if errs:
-        return f"create job with name {_name(job)} validate failed {go_list(errs)}"
+        return f"create job with name {job_name(job)} validate failed {go_list(errs)}"
     return None
 
 
 def validate_total_replicas(job: Obj) -> str | None:
     """reference §3.1: sum(replicas) >= job.minAvailable."""
-    total = sum(_int(t.get("replicas")) for t in _tasks(job))
-    if total < _int(_spec(job).get("minAvailable")):
+    total = sum(as_int(t.get("replicas")) for t in tasks_of(job))
+    if total < as_int(spec_of(job).get("minAvailable")):
         return "job 'minAvailable' should not be greater than total replicas in tasks"
     return None
 
 
 def validate_job_policies(job: Obj) -> str | None:
     """reference §3.1: the job's lifecycle policies are valid (validate_policies)."""
-    return validate_policies(_spec(job).get("policies"), "spec.policies")
+    return validate_policies(spec_of(job).get("policies"), "spec.policies")
 
 
 def validate_plugins_registered(job: Obj) -> str | None:
     """reference §3.1: every plugin name is one Volcano registers (VOLCANO_PLUGINS)."""
-    unknown = [name for name in sorted(_plugins(job)) if name not in VOLCANO_PLUGINS]
+    unknown = [name for name in sorted(plugins_of_job(job)) if name not in VOLCANO_PLUGINS]
     if unknown:
         return "; ".join(f"unable to find job plugin: {name}" for name in unknown)
     return None
@@ -590,7 +390,7 @@ def validate_plugin_arguments(job: Obj) -> str | None:
     """volcanic's addition to reference §3.1: the arguments of a plugin volcanic implements
     parse (Volcano's plugins log a bad flag and go on with defaults; volcanic's controller
     would fail the job on it, so it is refused here, with the plugin's message)."""
-    for name, arguments in sorted(_plugins(job).items()):
+    for name, arguments in sorted(plugins_of_job(job).items()):
         if name in PLUGINS:
             try:
                 PLUGINS[name](arguments or [])
@@ -604,7 +404,7 @@ def validate_volumes(job: Obj) -> str | None:
     and volumeClaimName; volumeClaimName is a valid PersistentVolumeClaim name. The first
     error only, as Volcano's validateIO."""
     seen: set[str] = set()
-    volumes = _spec(job).get("volumes")
+    volumes = spec_of(job).get("volumes")
     for volume in volumes if isinstance(volumes, list) else []:
         if not isinstance(volume, dict):
             continue
@@ -633,7 +433,7 @@ def validate_queue(job: Obj, lister: Any) -> str | None:
     (no queue names it as parent). Skipped without a lister."""
     if lister is None:
         return None
-    name = _spec(job).get("queue")
+    name = spec_of(job).get("queue")
     queue = lister.get("Queue", name) if isinstance(name, str) and name else None
     if queue is None:
         return f'unable to find job queue: queues.scheduling.volcano.sh "{name}" not found'
@@ -654,17 +454,17 @@ def validate_queue(job: Obj, lister: Any) -> str | None:
 def validate_task_dependencies(job: Obj) -> str | None:
     """reference §3.1: with dependsOn, the tasks form a DAG (a dependency on a task that does
     not exist is never satisfied, so it fails too)."""
-    tasks = _tasks(job)
+    tasks = tasks_of(job)
     if not any(t.get("dependsOn") is not None for t in tasks):
         return None
-    names = [_task_name(t) for t in tasks]
+    names = [task_name(t) for t in tasks]
     in_degree = {n: 0 for n in names}
     edges: dict[str, list[str]] = {}
     for t in tasks:
         depends = t.get("dependsOn") if isinstance(t.get("dependsOn"), dict) else {}
         for dep in depends.get("name") or []:
-            edges.setdefault(dep, []).append(_task_name(t))
-            in_degree[_task_name(t)] += 1
+            edges.setdefault(dep, []).append(task_name(t))
+            in_degree[task_name(t)] += 1
     ready = [n for n, d in in_degree.items() if d == 0]
     done = 0
     while ready:
@@ -690,12 +490,12 @@ def _tiers_conflict(topology: Any) -> bool:
 def validate_network_topology(job: Obj) -> str | None:
     """reference §3.1: networkTopology has not both highestTierAllowed and highestTierName,
     for the job and for every task's partitionPolicy."""
-    if _tiers_conflict(_spec(job).get("networkTopology")):
+    if _tiers_conflict(spec_of(job).get("networkTopology")):
         return _TIER_CONFLICT
-    for task in _tasks(job):
+    for task in tasks_of(job):
         partition = task.get("partitionPolicy")
         if isinstance(partition, dict) and _tiers_conflict(partition.get("networkTopology")):
-            return f"in task '{_task_name(task)}' partitionPolicy: {_TIER_CONFLICT}"
+            return f"in task '{task_name(task)}' partitionPolicy: {_TIER_CONFLICT}"
     return None
 
 
@@ -723,7 +523,7 @@ def validate_job_create(job: Obj, lister: Any = None) -> str | None:
     message = validate_network_topology(job)
     if message:
         messages.append(message)
-    for i, task in enumerate(_tasks(job)):
+    for i, task in enumerate(tasks_of(job)):
         for task_rule in TASK_RULES:
             message = task_rule(job, i, task)
             if message:
@@ -748,28 +548,28 @@ def validate_job_create(job: Obj, lister: Any = None) -> str | None:
 
 def validate_update_task_replicas(job: Obj) -> str | None:
     """reference §3.1 UPDATE: every task's replicas >= 0."""
-    for task in _tasks(job):
-        if _int(task.get("replicas")) < 0:
-            return f"'replicas' must be >= 0 in task: {_task_name(task)}"
+    for task in tasks_of(job):
+        if as_int(task.get("replicas")) < 0:
+            return f"'replicas' must be >= 0 in task: {task_name(task)}"
     return None
 
 
 def validate_update_task_min_available(job: Obj) -> str | None:
     """reference §3.1 UPDATE: 0 <= task.minAvailable <= replicas."""
-    for task in _tasks(job):
+    for task in tasks_of(job):
         value = task.get("minAvailable")
-        if not _is_int(value):
+        if not is_int(value):
             continue
         if value < 0:
-            return f"'minAvailable' must be >= 0 in task: {_task_name(task)}"
-        if value > _int(task.get("replicas")):
-            return f"'minAvailable' must be <= 'replicas' in task: {_task_name(task)}"
+            return f"'minAvailable' must be >= 0 in task: {task_name(task)}"
+        if value > as_int(task.get("replicas")):
+            return f"'minAvailable' must be <= 'replicas' in task: {task_name(task)}"
     return None
 
 
 def validate_update_partition_policy(job: Obj) -> str | None:
     """reference §3.1 UPDATE: partitionPolicy is re-checked (validate_task_partition_policy)."""
-    for i, task in enumerate(_tasks(job)):
+    for i, task in enumerate(tasks_of(job)):
         message = validate_task_partition_policy(job, i, task)
         if message:
             return message
@@ -778,8 +578,8 @@ def validate_update_partition_policy(job: Obj) -> str | None:
 
 def validate_update_job_min_available(job: Obj) -> str | None:
     """reference §3.1 UPDATE: 0 <= job.minAvailable <= the total replicas."""
-    value = _int(_spec(job).get("minAvailable"))
-    if value > sum(_int(t.get("replicas")) for t in _tasks(job)):
+    value = as_int(spec_of(job).get("minAvailable"))
+    if value > sum(as_int(t.get("replicas")) for t in tasks_of(job)):
         return "job 'minAvailable' must not be greater than total replicas"
     if value < 0:
         return "job 'minAvailable' must be >= 0"
@@ -788,7 +588,7 @@ def validate_update_job_min_available(job: Obj) -> str | None:
 
 def validate_update_task_count(old: Obj, new: Obj) -> str | None:
     """reference §3.1 UPDATE: the number of tasks cannot change."""
-    if len(_tasks(old)) != len(_tasks(new)):
+    if len(tasks_of(old)) != len(tasks_of(new)):
         return "job updates may not add or remove tasks"
     return None
 
@@ -813,8 +613,8 @@ def _semantic(value: Any, is_map: bool = False) -> Any:
 def _comparable_spec(job: Obj, allowed_from: Obj) -> Any:
     """job.spec with the fields an update may change taken from `allowed_from`, and
     volumeClaimName dropped where volumeClaim is set (the controller fills it in)."""
-    spec = copy.deepcopy(_spec(job))
-    source = _spec(allowed_from)
+    spec = copy.deepcopy(spec_of(job))
+    source = spec_of(allowed_from)
     for key in ("minAvailable", "priorityClassName"):
         spec.pop(key, None)
         if key in source:
