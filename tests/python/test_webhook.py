@@ -331,7 +331,7 @@ JSON = st.recursive(
     max_leaves=16)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(JSON, JSON)
 def test_json_patch_turns_one_document_into_the_other(a, b):
     ops = rv.json_patch(a, b)
@@ -457,7 +457,8 @@ def random_reviews(draw):
 def test_fuzz_codec_with_random_reviews():
     count = {"inputs": 0, "answered": 0}
 
-    @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck), database=None,
+              derandomize=True)
     @given(st.lists(st.one_of(JSON, random_reviews(), random_reviews()), min_size=20, max_size=20),
            st.randoms(use_true_random=False))
     def run(inputs, rng):
@@ -472,7 +473,8 @@ def test_fuzz_codec_with_random_reviews():
 def test_fuzz_codec_with_mutated_reviews():
     count = {"inputs": 0, "answered": 0}
 
-    @settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck), database=None,
+              derandomize=True)
     @given(st.integers(0, 2**32))
     def run(seed):
         rng = random.Random(seed)
@@ -731,7 +733,8 @@ def test_fuzz_https(server, client_context):
     conn = http.client.HTTPSConnection("127.0.0.1", server.port, context=client_context, timeout=10)
     count = {"requests": 0, "200": 0}
 
-    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), database=None,
+              derandomize=True)
     @given(st.integers(0, 2**32))
     def run(seed):
         rng = random.Random(seed)
