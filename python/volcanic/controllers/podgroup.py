@@ -36,7 +36,7 @@ from volcanic.controllers import quantity
 from volcanic.controllers.keys import (
     COOLDOWN_TIME, GROUP_NAME, JDB_MAX_UNAVAILABLE, JDB_MIN_AVAILABLE, PREEMPTABLE, REVOCABLE_ZONE,
     SCHEDULING_API_VERSION)
-from volcanic.controllers.runtime import Context, Controller, Handler, backoff_seconds
+from volcanic.controllers.runtime import Context, Controller, Handler
 from volcanic.errors import AdmissionError
 
 MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
@@ -109,7 +109,6 @@ class PodGroupController(Controller):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self._failures: dict[Hashable, int] = {}
 
     def handlers(self) -> dict[str, Handler]:
         return {"Pod": Handler(on_add=self._pod_added)}
@@ -129,12 +128,9 @@ class PodGroupController(Controller):
         try:
             self._create_podgroup(pod)
         except AdmissionError:
-            # Volcano requeues with its rate limiter (5 ms doubling, up to 1000 s), forever.
-            n = self._failures.get(request, 0) + 1
-            self._failures[request] = n
-            self.ctx.clock.after(backoff_seconds(n, cap=1000.0), lambda: self.queue.add(request))
+            self.retry_later(request)  # Volcano's rate limiter (5 ms doubling, up to 1000 s), forever
             return
-        self._failures.pop(request, None)
+        self.forget(request)
 
     def _create_podgroup(self, pod: Obj) -> None:
         """createNormalPodPGIfNotExist."""

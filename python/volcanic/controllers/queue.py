@@ -33,7 +33,7 @@ from typing import Hashable
 from volcanic.cluster.store import NotFound, Obj, Store, StoreError, clone
 from volcanic.controllers.events import controller_manager_recorder
 from volcanic.controllers.keys import SCHEDULING_API_VERSION
-from volcanic.controllers.runtime import Context, Controller, Handler, backoff_seconds
+from volcanic.controllers.runtime import Context, Controller, Handler
 
 OPEN, CLOSED, CLOSING, UNKNOWN = "Open", "Closed", "Closing", "Unknown"
 OPEN_QUEUE, CLOSE_QUEUE, SYNC_QUEUE = "OpenQueue", "CloseQueue", "SyncQueue"
@@ -81,7 +81,6 @@ class QueueController(Controller):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._recorder = controller_manager_recorder(ctx)
-        self._failures: dict[Hashable, int] = {}
         # queue -> PodGroup phase -> count, kept from the PodGroup events (a sync would
         # otherwise walk every PodGroup of the queue).
         self._phases: dict[str, dict[str, int]] = {}
@@ -145,7 +144,7 @@ class QueueController(Controller):
         except QueueError as e:
             self._failed(request, str(e))
             return
-        self._failures.pop(request, None)
+        self.forget(request)
 
     def _consume_command(self, namespace: str, name: str) -> None:
         cmd = self.ctx.lister.get("Command", name, namespace)
@@ -171,12 +170,8 @@ class QueueController(Controller):
     def _failed(self, request: Hashable, message: str) -> None:
         """handleQueueErr: retried with client-go's per-item back-off (5 ms doubling) up to
         --max-requeue-num times, then dropped with a Warning Event."""
-        n = self._failures.get(request, 0) + 1
-        if n <= MAX_REQUEUE:
-            self._failures[request] = n
-            self.ctx.clock.after(backoff_seconds(n, cap=1000.0), lambda: self.queue.add(request))
+        if self.retry_later(request, limit=MAX_REQUEUE) is not None:
             return
-        self._failures.pop(request, None)
         name, action, _ = request
         q = self.ctx.lister.get("Queue", name)
         if q is not None:

@@ -232,9 +232,26 @@ class Controller:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.queue = WorkQueue()
+        self._failures: dict[Hashable, int] = {}
 
     def handlers(self) -> dict[str, Handler]:
         return {}
+
+    def retry_later(self, request: Hashable, limit: int | None = None, cap: float = 1000.0) -> int | None:
+        """client-go's AddRateLimited: requeues `request` after the back-off of its failure
+        count and returns that count; past `limit` failures it forgets the request instead
+        and returns None (the caller gives up)."""
+        n = self._failures.get(request, 0) + 1
+        if limit is not None and n > limit:
+            self.forget(request)
+            return None
+        self._failures[request] = n
+        self.ctx.clock.after(backoff_seconds(n, cap=cap), lambda: self.queue.add(request))
+        return n
+
+    def forget(self, request: Hashable) -> None:
+        """client-go's Forget: the request succeeded (or was dropped); its back-off restarts."""
+        self._failures.pop(request, None)
 
     def process(self, request: Hashable) -> None:
         raise NotImplementedError

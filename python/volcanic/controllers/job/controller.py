@@ -23,7 +23,7 @@ from volcanic.controllers.duration import format_duration
 from volcanic.controllers.job.sync import JobActions, SyncError, Target
 from volcanic.controllers.keys import JOB_API_VERSION, JOB_NAME, JOB_VERSION, OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
 from volcanic.controllers.events import controller_manager_recorder
-from volcanic.controllers.runtime import Context, Controller, Handler, Timer, backoff_seconds
+from volcanic.controllers.runtime import Context, Controller, Handler, Timer
 from volcanic.errors import AdmissionError
 
 MAX_REQUEUE = 15            # --max-requeue-num
@@ -86,7 +86,6 @@ class JobController(Controller):
         self.recorder = controller_manager_recorder(ctx)
         self.actions = JobActions(ctx, self.recorder)
         self._delayed: dict[str, dict[str, _Delayed]] = {}  # job key -> pod name -> waiting action
-        self._failures: dict[Request, int] = {}
 
     def handlers(self) -> dict[str, Handler]:
         return {"Job": Handler(self._job_added, self._job_updated, self._job_deleted),
@@ -219,7 +218,7 @@ class JobController(Controller):
         self._cancel_on_pod_event(req)
         job = self.ctx.lister.get("Job", req.job_name, req.namespace)
         if job is None:
-            self._failures.pop(req, None)
+            self.forget(req)
             return
         action = req.action or "SyncJob"
         try:
@@ -235,13 +234,13 @@ class JobController(Controller):
             self._requeue(req, job, action, e)
             return
         except MALFORMED as e:
-            self._failures.pop(req, None)
+            self.forget(req)
             meta = job["metadata"]
             self.recorder.event(job, "Warning", "JobSpecError",
                    f"job {meta.get('namespace')}/{meta.get('name')}: action {action} failed on the job's spec "
                    f"({type(e).__name__}: {e}); the request is dropped until the job changes")
             return
-        self._failures.pop(req, None)
+        self.forget(req)
         if action not in INTERNAL_ACTIONS:
             self._cancel_after(req, action)
 
@@ -276,12 +275,8 @@ class JobController(Controller):
         then the job is terminated ("Job failed on action X for retry limit reached."). A
         TerminateJob that fails as often is dropped, so a job that cannot be terminated
         does not loop forever."""
-        n = self._failures.get(req, 0) + 1
-        if n <= MAX_REQUEUE:
-            self._failures[req] = n
-            self.ctx.clock.after(backoff_seconds(n, cap=1000.0), lambda: self.queue.add(req))
+        if self.retry_later(req, limit=MAX_REQUEUE) is not None:
             return
-        self._failures.pop(req, None)
         self.recorder.event(job, "Warning", action, f"Job failed on action {action} for retry limit reached.")
         if action != "TerminateJob":
             self.queue.add(replace(req, action="TerminateJob", event=""))
