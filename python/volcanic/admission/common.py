@@ -128,28 +128,26 @@ def _max_len(n: int) -> str:
     return f"must be no more than {n} characters"
 
 
-def dns1123_label_errors(value: Any) -> list[str]:
-    """validation.IsDNS1123Label: [] if `value` is a valid RFC 1123 label."""
+def _name_errors(value: Any, max_len: int, pattern: Any, msg: str, fmt: str, *examples: str) -> list[str]:
+    """Kubernetes' name checks: a string of at most `max_len` characters matching `pattern`."""
     if not isinstance(value, str):
         return [f"must be a string, got {type_name(value)}"]
     errs = []
-    if len(value) > DNS1123_LABEL_MAX:
-        errs.append(_max_len(DNS1123_LABEL_MAX))
-    if not _LABEL.fullmatch(value):
-        errs.append(_regex_error(_LABEL_MSG, _LABEL_FMT, "my-name", "123-abc"))
+    if len(value) > max_len:
+        errs.append(_max_len(max_len))
+    if not pattern.fullmatch(value):
+        errs.append(_regex_error(msg, fmt, *examples))
     return errs
+
+
+def dns1123_label_errors(value: Any) -> list[str]:
+    """validation.IsDNS1123Label: [] if `value` is a valid RFC 1123 label."""
+    return _name_errors(value, DNS1123_LABEL_MAX, _LABEL, _LABEL_MSG, _LABEL_FMT, "my-name", "123-abc")
 
 
 def dns1123_subdomain_errors(value: Any) -> list[str]:
     """validation.IsDNS1123Subdomain: [] if `value` is a valid RFC 1123 subdomain."""
-    if not isinstance(value, str):
-        return [f"must be a string, got {type_name(value)}"]
-    errs = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX:
-        errs.append(_max_len(DNS1123_SUBDOMAIN_MAX))
-    if not _SUBDOMAIN.fullmatch(value):
-        errs.append(_regex_error(_SUBDOMAIN_MSG, _SUBDOMAIN_FMT, "example.com"))
-    return errs
+    return _name_errors(value, DNS1123_SUBDOMAIN_MAX, _SUBDOMAIN, _SUBDOMAIN_MSG, _SUBDOMAIN_FMT, "example.com")
 
 
 def qualified_name_errors(value: Any) -> list[str]:
