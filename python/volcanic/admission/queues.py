@@ -15,10 +15,8 @@ pods (--enable-queue-allocated-pods-check) or with child queues cannot be delete
 Cluster state comes from `request.lister` (stored queues). "Allocated pods" is the queue's
 status.allocated["pods"], which the scheduler writes at session close, as Volcano reads it.
 
-Resource arithmetic of the hierarchical checks follows Volcano's scheduler Resource
-(api.NewResource): cpu in millicores, memory in bytes, and scalar resources (names with a
-"/", hugepages-*, attachable-volumes-*) in milli-units; "pods", "ephemeral-storage" and
-other plain names take no part. A resource the parent does not list counts as 0 for the
+Resource arithmetic of the hierarchical checks follows Volcano's scheduler Resource (see
+queue_readers.py). A resource the parent does not list counts as 0 for the
 guarantee/deserved sums (LessPartly with the Zero default).
 
 Each rule takes an AdmissionRequest and returns the object to store (mutators) or None / a
@@ -33,12 +31,15 @@ from __future__ import annotations
 import functools
 import math
 import re
-from fractions import Fraction
 from typing import Any, Callable, Iterable
 
 from volcanic.admission.common import MapOf, check_shape, deny, expect, invalid, qualified_name_errors, quantity
+from volcanic.admission.queue_readers import (
+    add_resource, aggregate, all_queues, annotations_of, as_map, capability_of, children_of, deserved_of,
+    format_single, get_queue, guarantee_of, less_partly, not_found, parent_of, parsed, queue_name,
+    resource_string, same_resources, spec_of, status_of, to_resource)
 from volcanic.cluster.admission import AdmissionRequest
-from volcanic.controllers.quantity import format_quantity, parse_quantity
+from volcanic.controllers.quantity import format_quantity
 
 Obj = dict[str, Any]
 
@@ -49,154 +50,6 @@ VALID_STATES = ("Open", "Closed")
 _INT32 = (-2 ** 31, 2 ** 31 - 1)
 
 
-# --- Reading objects without trusting their shape ------------------------------------------
-
-def _map(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _name(q: Any) -> str:
-    name = _map(_map(q).get("metadata")).get("name")
-    return name if isinstance(name, str) else ""
-
-
-def _spec(q: Any) -> dict:
-    return _map(_map(q).get("spec"))
-
-
-def _status(q: Any) -> dict:
-    return _map(_map(q).get("status"))
-
-
-def _annotations(q: Any) -> dict:
-    return _map(_map(_map(q).get("metadata")).get("annotations"))
-
-
-def _parent(q: Any) -> str:
-    parent = _spec(q).get("parent")
-    return parent if isinstance(parent, str) else ""
-
-
-def _capability(q: Any) -> dict:
-    return _map(_spec(q).get("capability"))
-
-
-def _deserved(q: Any) -> dict:
-    return _map(_spec(q).get("deserved"))
-
-
-def _guarantee(q: Any) -> dict:
-    return _map(_map(_spec(q).get("guarantee")).get("resource"))
-
-
-def _get_queue(request: AdmissionRequest, name: str) -> Obj | None:
-    try:
-        q = request.lister.get("Queue", name)
-    except Exception:  # a lister that cannot answer is a missing queue
-        return None
-    return q if isinstance(q, dict) else None
-
-
-def _queues(request: AdmissionRequest) -> list[Obj]:
-    try:
-        return [q for q in request.lister.list("Queue") or () if isinstance(q, dict)]
-    except Exception:
-        return []
-
-
-def _children(request: AdmissionRequest, name: str) -> list[Obj]:
-    """Stored queues whose spec.parent is `name` (listQueueChild / GetQueuesByParent)."""
-    return [q for q in _queues(request) if _parent(q) == name]
-
-
-def _not_found(name: str) -> str:
-    """The lister's NotFound error for a queue."""
-    return f'queue.scheduling.volcano.sh "{name}" not found'
-
-
-def _aggregate(errors: list[str]) -> str | None:
-    """Kubernetes' aggregate error: one message, or "[m1, m2]" for several."""
-    if not errors:
-        return None
-    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
-
-
-def _parsed(value: Any) -> tuple[Fraction, str] | None:
-    try:
-        return parse_quantity(value)
-    except (ValueError, TypeError, ArithmeticError):
-        return None
-
-
-def _qstr(value: Any) -> str:
-    """Quantity.String() of a stored quantity (its canonical form)."""
-    q = _parsed(value)
-    return format_quantity(q) if q is not None else str(value)
-
-
-def _same_resources(a: dict, b: dict) -> bool:
-    """equality.Semantic.DeepEqual of two ResourceLists: same names, equal quantities (an
-    absent list and an empty one are equal)."""
-    if set(a) != set(b):
-        return False
-
-    def value(v: Any) -> Any:
-        q = quantity(v)
-        return q if q is not None else v
-    return all(value(a[k]) == value(b[k]) for k in a)
-
-
-# --- Volcano's scheduler Resource, for the hierarchical checks ------------------------------
-
-def _is_scalar(name: str) -> bool:
-    """v1helper.IsScalarResourceName: extended, prefixed-native, hugepages, attachable volumes."""
-    return "/" in name or name.startswith("hugepages-") or name.startswith("attachable-volumes-")
-
-
-def _resource(rl: dict) -> dict[str, int]:
-    """api.NewResource: cpu and scalars in milli-units, memory in bytes (rounded up)."""
-    out: dict[str, int] = {}
-    for name, value in rl.items():
-        q = quantity(value)
-        if q is None or not isinstance(name, str):
-            continue
-        if name == "cpu":
-            out["cpu"] = out.get("cpu", 0) + math.ceil(q * 1000)
-        elif name == "memory":
-            out["memory"] = out.get("memory", 0) + math.ceil(q)
-        elif _is_scalar(name):
-            out[name] = out.get(name, 0) + math.ceil(q * 1000)
-    return out
-
-
-def _add(total: dict[str, int], more: dict[str, int]) -> None:
-    for name, value in more.items():
-        total[name] = total.get(name, 0) + value
-
-
-def _less_partly(left: dict[str, int], right: dict[str, int]) -> bool:
-    """Resource.LessPartly(right, Zero): some resource of `left` (absent = 0) is below `right`."""
-    names = {"cpu", "memory"} | set(left) | set(right)
-    return any(left.get(n, 0) < right.get(n, 0) for n in names)
-
-
-def _resource_string(r: dict[str, int]) -> str:
-    """Resource.String(): "cpu 2000.00, memory 0.00, nvidia.com/gpu 1000.00"."""
-    text = f"cpu {r.get('cpu', 0):.2f}, memory {r.get('memory', 0):.2f}"
-    for name in sorted(n for n in r if n not in ("cpu", "memory")):
-        text += f", {name} {r[name]:.2f}"
-    return text
-
-
-def _format_single(name: str, value: int) -> str:
-    """formatResourceWithType: cpu as a milli quantity, memory as bytes, others "%.2f"."""
-    if name == "cpu":
-        return format_quantity((Fraction(int(value), 1000), "DecimalSI"))
-    if name == "memory":
-        return format_quantity((Fraction(int(value)), "BinarySI"))
-    return f"{value:.2f}"
-
-
 # --- Mutation (reference §3.5 "mutate (CREATE)") --------------------------------------------
 
 def queue_hierarchy_root_prefix(request: AdmissionRequest) -> Obj:
@@ -205,7 +58,7 @@ def queue_hierarchy_root_prefix(request: AdmissionRequest) -> Obj:
     obj = request.obj
     if request.operation != "CREATE" or not isinstance(obj, dict):
         return obj
-    annotations = _annotations(obj)
+    annotations = annotations_of(obj)
     hierarchy, weights = annotations.get(HIERARCHY), annotations.get(HIERARCHY_WEIGHTS)
     if not (isinstance(hierarchy, str) and isinstance(weights, str) and hierarchy and weights):
         return obj
@@ -266,7 +119,7 @@ def _create_or_update(request: AdmissionRequest) -> bool:
 def _api_server_refuses(obj: Obj) -> bool:
     """What the API server's own validation refuses, naming the field, whatever admission
     says: a spec or status that is not an object, annotations that are not strings."""
-    meta = _map(obj.get("metadata"))
+    meta = as_map(obj.get("metadata"))
     annotations = meta.get("annotations")
     if annotations is not None and (not isinstance(annotations, dict)
                                     or not all(isinstance(v, str) for v in annotations.values())):
@@ -303,7 +156,7 @@ def _quantity_errors(rl: dict, path: str) -> list[str]:
     """ValidateResourceQuantityValue for each quantity of a resource list."""
     errors = []
     for name in sorted(k for k in rl if isinstance(k, str)):
-        q = _parsed(rl[name])
+        q = parsed(rl[name])
         if q is None:
             continue  # queue_well_formed reports it
         field = f"{path}.{name}"
@@ -320,20 +173,20 @@ def queue_quantities_valid(request: AdmissionRequest) -> str | None:
     if not _create_or_update(request):
         return None
     q = request.obj
-    errors = (_quantity_errors(_capability(q), "requestBody.spec.capability")
-              + _quantity_errors(_deserved(q), "requestBody.spec.deserved")
-              + _quantity_errors(_guarantee(q), "requestBody.spec.guarantee.resource"))
-    return _aggregate(errors)
+    errors = (_quantity_errors(capability_of(q), "requestBody.spec.capability")
+              + _quantity_errors(deserved_of(q), "requestBody.spec.deserved")
+              + _quantity_errors(guarantee_of(q), "requestBody.spec.guarantee.resource"))
+    return aggregate(errors)
 
 
 def queue_guarantee_within_deserved(request: AdmissionRequest) -> str | None:
     """§3.5: for every guarantee resource, deserved[r] must exist and be >= guarantee[r]."""
     if not _create_or_update(request):
         return None
-    guarantee, deserved = _guarantee(request.obj), _deserved(request.obj)
+    guarantee, deserved = guarantee_of(request.obj), deserved_of(request.obj)
     errors = []
     for name in sorted(k for k in guarantee if isinstance(k, str)):
-        g = _parsed(guarantee[name])
+        g = parsed(guarantee[name])
         if g is None:
             continue
         field = f"requestBody.spec.deserved.{name}"
@@ -341,11 +194,11 @@ def queue_guarantee_within_deserved(request: AdmissionRequest) -> str | None:
             errors.append(invalid(field, "<nil>",
                                   f"deserved[{name}] must be >= guarantee[{name}]={format_quantity(g)}"))
             continue
-        d = _parsed(deserved[name])
+        d = parsed(deserved[name])
         if d is not None and d[0] < g[0]:
             errors.append(invalid(field, format_quantity(d), f"deserved[{name}]={format_quantity(d)} must be >= "
                                                              f"guarantee[{name}]={format_quantity(g)}"))
-    return _aggregate(errors)
+    return aggregate(errors)
 
 
 def queue_deserved_within_capability(request: AdmissionRequest) -> str | None:
@@ -353,15 +206,15 @@ def queue_deserved_within_capability(request: AdmissionRequest) -> str | None:
     a capability is unlimited)."""
     if not _create_or_update(request):
         return None
-    deserved, capability = _deserved(request.obj), _capability(request.obj)
+    deserved, capability = deserved_of(request.obj), capability_of(request.obj)
     errors = []
     for name in sorted(k for k in deserved if isinstance(k, str) and k in capability):
-        d, c = _parsed(deserved[name]), _parsed(capability[name])
+        d, c = parsed(deserved[name]), parsed(capability[name])
         if d is not None and c is not None and d[0] > c[0]:
             errors.append(invalid(f"requestBody.spec.deserved.{name}", format_quantity(d),
                                   f"deserved[{name}]={format_quantity(d)} must be <= "
                                   f"capability[{name}]={format_quantity(c)}"))
-    return _aggregate(errors)
+    return aggregate(errors)
 
 
 def queue_state_valid(request: AdmissionRequest) -> str | None:
@@ -369,7 +222,7 @@ def queue_state_valid(request: AdmissionRequest) -> str | None:
     UPDATE of a queue whose state is Closing or Unknown is denied too (volcano#3517)."""
     if not _create_or_update(request):
         return None
-    state = _status(request.obj).get("state")
+    state = status_of(request.obj).get("state")
     if not isinstance(state, str) or not state or state in VALID_STATES:
         return None
     return invalid("requestBody.spec.state", state, f"queue state must be in [{' '.join(VALID_STATES)}]")
@@ -394,7 +247,7 @@ def queue_hierarchy_annotations_valid(request: AdmissionRequest) -> str | None:
     > 0, and the path not a prefix of another queue's path (root/sci vs root/sci/dev)."""
     if not _create_or_update(request):
         return None
-    annotations = _annotations(request.obj)
+    annotations = annotations_of(request.obj)
     hierarchy, weights = annotations.get(HIERARCHY) or "", annotations.get(HIERARCHY_WEIGHTS) or ""
     if not isinstance(hierarchy, str) or not isinstance(weights, str) or not (hierarchy or weights):
         return None
@@ -407,12 +260,12 @@ def queue_hierarchy_annotations_valid(request: AdmissionRequest) -> str | None:
             return invalid(field, weights, f"{weight} in the {weights} is invalid number: {error}")
         if value <= 0:
             return invalid(field, weights, f"{weight} in the {weights} must be larger than 0")
-    name = _name(request.obj)
-    for other in _queues(request):
-        path = _annotations(other).get(HIERARCHY)
-        if isinstance(path, str) and path and _name(other) != name and path.startswith(hierarchy + "/"):
+    name = queue_name(request.obj)
+    for other in all_queues(request):
+        path = annotations_of(other).get(HIERARCHY)
+        if isinstance(path, str) and path and queue_name(other) != name and path.startswith(hierarchy + "/"):
             return invalid(field, hierarchy,
-                           f"{hierarchy} is not allowed to be in the sub path of {path} of queue {_name(other)}")
+                           f"{hierarchy} is not allowed to be in the sub path of {path} of queue {queue_name(other)}")
     return None
 
 
@@ -422,8 +275,8 @@ def _new_parent(request: AdmissionRequest) -> str | None:
     """The parent to check: CREATE, or an UPDATE that changes it, to a queue other than root."""
     if not _create_or_update(request):
         return None
-    parent = _parent(request.obj)
-    if request.operation == "UPDATE" and parent == _parent(request.old):
+    parent = parent_of(request.obj)
+    if request.operation == "UPDATE" and parent == parent_of(request.old):
         return None
     return parent if parent not in ("", ROOT) else None
 
@@ -431,7 +284,7 @@ def _new_parent(request: AdmissionRequest) -> str | None:
 def queue_parent_not_self(request: AdmissionRequest) -> str | None:
     """§3.5 (CREATE or parent change): parent != self."""
     parent = _new_parent(request)
-    name = _name(request.obj)
+    name = queue_name(request.obj)
     if parent is not None and parent == name:
         return f"queue {name} cannot use itself as parent"
     return None
@@ -443,30 +296,30 @@ def queue_depth_within_limit(request: AdmissionRequest, max_depth: int = 5) -> s
     parent = _new_parent(request)
     if parent is None:
         return None
-    name, depth, seen = _name(request.obj), 1, set()
+    name, depth, seen = queue_name(request.obj), 1, set()
     while parent not in ("", ROOT):
         depth += 1
         if depth > max_depth or parent in seen:
             return f"queue {name} exceeds the maximum allowed depth of {max_depth}"
         seen.add(parent)
-        stored = _get_queue(request, parent)
+        stored = get_queue(request, parent)
         if stored is None:
-            return f"failed to get parent queue {parent} of queue {name}: {_not_found(parent)}"
-        parent = _parent(stored)
+            return f"failed to get parent queue {parent} of queue {name}: {not_found(parent)}"
+        parent = parent_of(stored)
     return None
 
 
 def queue_parent_exists(request: AdmissionRequest) -> str | None:
     """§3.5 (CREATE or parent change): the parent exists."""
     parent = _new_parent(request)
-    if parent is not None and _get_queue(request, parent) is None:
-        return f"failed to get parent queue of queue {_name(request.obj)}: {_not_found(parent)}"
+    if parent is not None and get_queue(request, parent) is None:
+        return f"failed to get parent queue of queue {queue_name(request.obj)}: {not_found(parent)}"
     return None
 
 
 def _allocated_pods(q: Obj) -> int:
     """status.allocated["pods"] as Quantity.Value() (rounded up); 0 if absent."""
-    value = quantity(_map(_status(q).get("allocated")).get("pods"))
+    value = quantity(as_map(status_of(q).get("allocated")).get("pods"))
     return math.ceil(value) if value is not None else 0
 
 
@@ -476,12 +329,12 @@ def queue_parent_has_no_allocated_pods(request: AdmissionRequest) -> str | None:
     parent = _new_parent(request)
     if parent is None:
         return None
-    stored = _get_queue(request, parent)
-    if stored is None or _children(request, parent):
+    stored = get_queue(request, parent)
+    if stored is None or children_of(request, parent):
         return None
     pods = _allocated_pods(stored)
     if pods:
-        return (f"queue {parent} cannot be the parent queue of queue {_name(request.obj)} "
+        return (f"queue {parent} cannot be the parent queue of queue {queue_name(request.obj)} "
                 f"because it has allocated Pods: {pods}")
     return None
 
@@ -489,13 +342,13 @@ def queue_parent_has_no_allocated_pods(request: AdmissionRequest) -> str | None:
 def queue_root_resources_unchanged(request: AdmissionRequest) -> str | None:
     """§3.5 root protection (--enable-root-queue-protection; UPDATE of root): capability,
     deserved and guarantee cannot change."""
-    if request.operation != "UPDATE" or not isinstance(request.obj, dict) or _name(request.obj) != ROOT:
+    if request.operation != "UPDATE" or not isinstance(request.obj, dict) or queue_name(request.obj) != ROOT:
         return None
     if not isinstance(request.old, dict):
         return None
     new, old = request.obj, request.old
-    if (_same_resources(_capability(new), _capability(old)) and _same_resources(_deserved(new), _deserved(old))
-            and _same_resources(_guarantee(new), _guarantee(old))):
+    if (same_resources(capability_of(new), capability_of(old)) and same_resources(deserved_of(new), deserved_of(old))
+            and same_resources(guarantee_of(new), guarantee_of(old))):
         return None
     return "root queue's resource attributes (capability, deserved, guarantee) cannot be modified"
 
@@ -504,45 +357,45 @@ def queue_root_resources_unchanged(request: AdmissionRequest) -> str | None:
 # guarantee; never for root (needsValidateHierarchicalQueue, validateHierarchicalQueueResources).
 
 def _resources_checked(request: AdmissionRequest) -> bool:
-    if not _create_or_update(request) or _name(request.obj) == ROOT:
+    if not _create_or_update(request) or queue_name(request.obj) == ROOT:
         return False
     if request.operation == "CREATE":
         return True
     new, old = request.obj, request.old
-    return (_parent(new) != _parent(old) or not _same_resources(_capability(new), _capability(old))
-            or not _same_resources(_deserved(new), _deserved(old))
-            or not _same_resources(_guarantee(new), _guarantee(old)))
+    return (parent_of(new) != parent_of(old) or not same_resources(capability_of(new), capability_of(old))
+            or not same_resources(deserved_of(new), deserved_of(old))
+            or not same_resources(guarantee_of(new), guarantee_of(old)))
 
 
 def _nearest_ancestor_capability(request: AdmissionRequest, q: Obj, name: str) -> int | None:
     """findNearestAncestorCapability: the first ancestor below root with a capability > 0."""
-    parent, seen = _parent(q), set()
+    parent, seen = parent_of(q), set()
     while parent not in ("", ROOT) and parent not in seen:
         seen.add(parent)
-        stored = _get_queue(request, parent)
+        stored = get_queue(request, parent)
         if stored is None:
             return None
-        value = _resource(_capability(stored)).get(name, 0)
+        value = to_resource(capability_of(stored)).get(name, 0)
         if value > 0:
             return value
-        parent = _parent(stored)
+        parent = parent_of(stored)
     return None
 
 
 def queue_capability_within_ancestors(request: AdmissionRequest) -> str | None:
     """§3.5 hierarchical: a child's capability[r] <= its nearest ancestor's capability[r]
     (the nearest ancestor below root that sets r); the parent must exist."""
-    if not _resources_checked(request) or _parent(request.obj) in ("", ROOT):
+    if not _resources_checked(request) or parent_of(request.obj) in ("", ROOT):
         return None
-    q, parent = request.obj, _parent(request.obj)
-    if _get_queue(request, parent) is None:
-        return f"parent queue {parent} not found: {_not_found(parent)}"
-    mine = _resource(_capability(q))
+    q, parent = request.obj, parent_of(request.obj)
+    if get_queue(request, parent) is None:
+        return f"parent queue {parent} not found: {not_found(parent)}"
+    mine = to_resource(capability_of(q))
     for name in _names(mine):
         limit = _nearest_ancestor_capability(request, q, name)
         if limit is not None and mine[name] > limit:
-            return (f"queue {_name(q)} capability[{name}]={_format_single(name, mine[name])} exceeds its "
-                    f"ancestor's capability={_format_single(name, limit)}")
+            return (f"queue {queue_name(q)} capability[{name}]={format_single(name, mine[name])} exceeds its "
+                    f"ancestor's capability={format_single(name, limit)}")
     return None
 
 
@@ -556,8 +409,8 @@ def _sum_exceeds(parent: dict[str, int], items: Iterable[dict[str, int]]) -> dic
     """The running total at the first item that takes it past `parent`, else None."""
     total: dict[str, int] = {}
     for item in items:
-        _add(total, item)
-        if _less_partly(parent, total):
+        add_resource(total, item)
+        if less_partly(parent, total):
             return total
     return None
 
@@ -565,33 +418,33 @@ def _sum_exceeds(parent: dict[str, int], items: Iterable[dict[str, int]]) -> dic
 def queue_siblings_within_parent(request: AdmissionRequest) -> str | None:
     """§3.5 hierarchical: the sum of the guarantees of a parent's children (this queue
     included, as sent) <= the parent's guarantee, and likewise for deserved."""
-    if not _resources_checked(request) or _parent(request.obj) in ("", ROOT):
+    if not _resources_checked(request) or parent_of(request.obj) in ("", ROOT):
         return None
-    q, parent_name = request.obj, _parent(request.obj)
-    parent = _get_queue(request, parent_name)
+    q, parent_name = request.obj, parent_of(request.obj)
+    parent = get_queue(request, parent_name)
     if parent is None:
         return None  # queue_capability_within_ancestors reports it
-    siblings = [s for s in _children(request, parent_name) if _name(s) != _name(q)]
-    limits = {"guarantee": _resource(_guarantee(parent)), "deserved": _resource(_deserved(parent))}
+    siblings = [s for s in children_of(request, parent_name) if queue_name(s) != queue_name(q)]
+    limits = {"guarantee": to_resource(guarantee_of(parent)), "deserved": to_resource(deserved_of(parent))}
     totals: dict[str, dict[str, int]] = {"guarantee": {}, "deserved": {}}
     for member in [*siblings, q]:
-        for kind, read in (("guarantee", _guarantee), ("deserved", _deserved)):
-            _add(totals[kind], _resource(read(member)))
-            if _less_partly(limits[kind], totals[kind]):
+        for kind, read in (("guarantee", guarantee_of), ("deserved", deserved_of)):
+            add_resource(totals[kind], to_resource(read(member)))
+            if less_partly(limits[kind], totals[kind]):
                 return (f"parent queue {parent_name} validation failed: sum of children's {kind} "
-                        f"({_resource_string(totals[kind])}) exceeds parent's {kind} limit "
-                        f"({_resource_string(limits[kind])})")
+                        f"({resource_string(totals[kind])}) exceeds parent's {kind} limit "
+                        f"({resource_string(limits[kind])})")
     return None
 
 
 def _subtree_max_capability(request: AdmissionRequest, q: Obj, name: str, seen: set[str]) -> int:
     """findSubtreeMaxCapability: the queue's own capability[r] if set, else its children's max."""
-    own = _resource(_capability(q)).get(name, 0)
+    own = to_resource(capability_of(q)).get(name, 0)
     if own > 0:
         return own
-    seen = seen | {_name(q)}
+    seen = seen | {queue_name(q)}
     return max((_subtree_max_capability(request, c, name, seen)
-                for c in _children(request, _name(q)) if _name(c) not in seen), default=0)
+                for c in children_of(request, queue_name(q)) if queue_name(c) not in seen), default=0)
 
 
 def queue_capability_covers_descendants(request: AdmissionRequest) -> str | None:
@@ -600,15 +453,15 @@ def queue_capability_covers_descendants(request: AdmissionRequest) -> str | None
     if not _resources_checked(request):
         return None
     q = request.obj
-    children = _children(request, _name(q))
-    if not children or _spec(q).get("capability") is None:
+    children = children_of(request, queue_name(q))
+    if not children or spec_of(q).get("capability") is None:
         return None
-    mine = _resource(_capability(q))
+    mine = to_resource(capability_of(q))
     for name in _names(mine):
-        largest = max(_subtree_max_capability(request, c, name, {_name(q)}) for c in children)
+        largest = max(_subtree_max_capability(request, c, name, {queue_name(q)}) for c in children)
         if mine[name] < largest:
-            return (f"queue {_name(q)} capability[{name}]={_format_single(name, mine[name])} is smaller than "
-                    f"its descendants' max capability={_format_single(name, largest)}")
+            return (f"queue {queue_name(q)} capability[{name}]={format_single(name, mine[name])} is smaller than "
+                    f"its descendants' max capability={format_single(name, largest)}")
     return None
 
 
@@ -618,16 +471,16 @@ def queue_children_within_parent(request: AdmissionRequest) -> str | None:
     if not _resources_checked(request):
         return None
     q = request.obj
-    children = _children(request, _name(q))
-    limits = {"guarantee": _resource(_guarantee(q)), "deserved": _resource(_deserved(q))}
+    children = children_of(request, queue_name(q))
+    limits = {"guarantee": to_resource(guarantee_of(q)), "deserved": to_resource(deserved_of(q))}
     totals: dict[str, dict[str, int]] = {"guarantee": {}, "deserved": {}}
     for child in children:
-        for kind, read in (("guarantee", _guarantee), ("deserved", _deserved)):
-            _add(totals[kind], _resource(read(child)))
-            if _less_partly(limits[kind], totals[kind]):
-                return (f"queue {_name(q)} validation failed: sum of children's {kind} "
-                        f"({_resource_string(totals[kind])}) exceeds parent's {kind} limit "
-                        f"({_resource_string(limits[kind])})")
+        for kind, read in (("guarantee", guarantee_of), ("deserved", deserved_of)):
+            add_resource(totals[kind], to_resource(read(child)))
+            if less_partly(limits[kind], totals[kind]):
+                return (f"queue {queue_name(q)} validation failed: sum of children's {kind} "
+                        f"({resource_string(totals[kind])}) exceeds parent's {kind} limit "
+                        f"({resource_string(limits[kind])})")
     return None
 
 
@@ -640,8 +493,8 @@ def _deleted(request: AdmissionRequest) -> Obj | None:
 def queue_delete_protected(request: AdmissionRequest) -> str | None:
     """§3.5 DELETE: the `default` and `root` queues cannot be deleted."""
     old = _deleted(request)
-    if old is not None and _name(old) in (DEFAULT, ROOT):
-        return f"`{_name(old)}` queue can not be deleted"
+    if old is not None and queue_name(old) in (DEFAULT, ROOT):
+        return f"`{queue_name(old)}` queue can not be deleted"
     return None
 
 
@@ -653,7 +506,7 @@ def queue_delete_without_allocated_pods(request: AdmissionRequest) -> str | None
         return None
     pods = _allocated_pods(old)
     if pods:
-        return f"queue {_name(old)} cannot be deleted because it has allocated Pods: {pods}"
+        return f"queue {queue_name(old)} cannot be deleted because it has allocated Pods: {pods}"
     return None
 
 
@@ -662,9 +515,9 @@ def queue_delete_without_children(request: AdmissionRequest) -> str | None:
     old = _deleted(request)
     if old is None:
         return None
-    children = sorted(_name(c) for c in _children(request, _name(old)))
+    children = sorted(queue_name(c) for c in children_of(request, queue_name(old)))
     if children:
-        return (f"queue {_name(old)} can not be deleted because it has {len(children)} child queues: "
+        return (f"queue {queue_name(old)} can not be deleted because it has {len(children)} child queues: "
                 f"{', '.join(children)}")
     return None
 
