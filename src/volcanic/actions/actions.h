@@ -13,5 +13,7 @@ using ActionOr = absl::StatusOr<std::unique_ptr<Action>>;
 ActionOr NewEnqueueAction(const Arguments& args);
 ActionOr NewAllocateAction(const Arguments& args);
 ActionOr NewBackfillAction(const Arguments& args);
+ActionOr NewPreemptAction(const Arguments& args);
+ActionOr NewReclaimAction(const Arguments& args);
 
 }  // namespace volcanic

@@ -20,7 +20,8 @@ struct Session::Slot {
   JobVoteFn job_pipelined, job_enqueueable;
   JobEnqueuedFn job_enqueued;
   OverusedFn overused;
-  AllocatableFn allocatable;
+  AllocatableFn allocatable, preemptive;
+  VictimQueueOrderFn victim_queue_order;
   PrePredicateFn pre_predicate;
   PredicateFn predicate;
   NodeOrderFn node_order;
@@ -105,6 +106,8 @@ absl::Status Session::Open() {
   job_enqueued_ = Collect(&Slot::job_enqueued, "enableJobEnqueued");
   overused_ = Collect(&Slot::overused, "enabledOverused");
   allocatable_ = Collect(&Slot::allocatable, "enabledAllocatable");
+  preemptive_ = Collect(&Slot::preemptive, "enablePreemptive");
+  victim_queue_order_ = Collect(&Slot::victim_queue_order, nullptr);
   pre_predicate_ = Collect(&Slot::pre_predicate, "enablePredicate");
   predicate_ = Collect(&Slot::predicate, "enablePredicate");
   node_order_ = Collect(&Slot::node_order, "enableNodeOrder");
@@ -179,6 +182,10 @@ void Session::AddJobEnqueueableFn(const std::string& p, JobVoteFn fn) { SlotFor(
 void Session::AddJobEnqueuedFn(const std::string& p, JobEnqueuedFn fn) { SlotFor(p).job_enqueued = std::move(fn); }
 void Session::AddOverusedFn(const std::string& p, OverusedFn fn) { SlotFor(p).overused = std::move(fn); }
 void Session::AddAllocatableFn(const std::string& p, AllocatableFn fn) { SlotFor(p).allocatable = std::move(fn); }
+void Session::AddPreemptiveFn(const std::string& p, AllocatableFn fn) { SlotFor(p).preemptive = std::move(fn); }
+void Session::AddVictimQueueOrderFn(const std::string& p, VictimQueueOrderFn fn) {
+  SlotFor(p).victim_queue_order = std::move(fn);
+}
 void Session::AddPrePredicateFn(const std::string& p, PrePredicateFn fn) { SlotFor(p).pre_predicate = std::move(fn); }
 void Session::AddPreemptableFn(const std::string& p, EvictableFn fn) { SlotFor(p).preemptable = std::move(fn); }
 void Session::AddReclaimableFn(const std::string& p, EvictableFn fn) { SlotFor(p).reclaimable = std::move(fn); }
@@ -243,6 +250,12 @@ void Session::JobEnqueued(const JobInfo& job) const {
 
 bool Session::Overused(const QueueInfo& q) const { return AnyTrue(overused_, q); }
 bool Session::Allocatable(const QueueInfo& q, const TaskInfo& t) const { return AllTrue(allocatable_, q, t); }
+bool Session::Preemptive(const QueueInfo& q, const TaskInfo& t) const { return AllTrue(preemptive_, q, t); }
+
+bool Session::VictimQueueOrder(const QueueInfo& l, const QueueInfo& r, const QueueInfo& preemptor) const {
+  if (int c = FirstNonZero(victim_queue_order_, l, r, preemptor)) return c < 0;
+  return QueueOrder(r, l);
+}
 
 absl::Status Session::PrePredicate(const TaskInfo& t) const {
   for (const auto& tier : pre_predicate_)
@@ -253,7 +266,15 @@ absl::Status Session::PrePredicate(const TaskInfo& t) const {
 bool Session::Predicate(const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) const {
   for (const auto& tier : predicate_)
     for (const auto& fn : tier)
-      if (!fn(t, n, reasons)) return false;
+      if (fn(t, n, reasons) != Verdict::kFit) return false;
+  return true;
+}
+
+bool Session::PredicateForPreempt(const TaskInfo& t, const NodeInfo& n) const {
+  std::vector<std::string> reasons;
+  for (const auto& tier : predicate_)
+    for (const auto& fn : tier)
+      if (fn(t, n, &reasons) == Verdict::kUnresolvable) return false;
   return true;
 }
 

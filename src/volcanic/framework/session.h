@@ -44,10 +44,16 @@ using JobPredicateFn = std::function<bool(const JobInfo&)>;  // JobReady, JobSta
 using JobVoteFn = std::function<int(const JobInfo&)>;        // kPermit / kAbstain / kReject
 using JobEnqueuedFn = std::function<void(const JobInfo&)>;
 using OverusedFn = std::function<bool(const QueueInfo&)>;
-using AllocatableFn = std::function<bool(const QueueInfo&, const TaskInfo&)>;
+using AllocatableFn = std::function<bool(const QueueInfo&, const TaskInfo&)>;  // and Preemptive
+// Orders the queues of two victims for a preemptor's queue (<0: l's first).
+using VictimQueueOrderFn = std::function<int(const QueueInfo& l, const QueueInfo& r, const QueueInfo& preemptor)>;
 using PrePredicateFn = std::function<absl::Status(const TaskInfo&)>;
-// Appends the reasons a node does not fit and returns false, or returns true.
-using PredicateFn = std::function<bool(const TaskInfo&, const NodeInfo&, std::vector<std::string>*)>;
+// kube-scheduler's filter outcomes: evicting pods may resolve kUnschedulable
+// (resources, pod count, ports, anti-affinity of placed pods), never
+// kUnresolvable (selectors, taints, an unschedulable node).
+enum class Verdict : uint8_t { kFit, kUnschedulable, kUnresolvable };
+// Appends the reasons a node does not fit and says how it does not, or kFit.
+using PredicateFn = std::function<Verdict(const TaskInfo&, const NodeInfo&, std::vector<std::string>*)>;
 using NodeOrderFn = std::function<double(const TaskInfo&, const NodeInfo&)>;
 // Adds each node's score to (*scores)[i].
 using BatchNodeOrderFn =
@@ -106,6 +112,8 @@ class Session {
   void AddJobEnqueuedFn(const std::string& plugin, JobEnqueuedFn fn);
   void AddOverusedFn(const std::string& plugin, OverusedFn fn);
   void AddAllocatableFn(const std::string& plugin, AllocatableFn fn);
+  void AddPreemptiveFn(const std::string& plugin, AllocatableFn fn);
+  void AddVictimQueueOrderFn(const std::string& plugin, VictimQueueOrderFn fn);
   void AddPrePredicateFn(const std::string& plugin, PrePredicateFn fn);
   void AddPredicateFn(const std::string& plugin, PredicateFn fn, NodeLocalFn local = nullptr);
   void AddNodeOrderFn(const std::string& plugin, NodeOrderFn fn, NodeLocalFn local = nullptr);
@@ -128,8 +136,15 @@ class Session {
   void JobEnqueued(const JobInfo& job) const;
   bool Overused(const QueueInfo& q) const;
   bool Allocatable(const QueueInfo& q, const TaskInfo& t) const;
+  // Whether the queue may take resources from others for the task (reclaim).
+  bool Preemptive(const QueueInfo& q, const TaskInfo& t) const;
+  // Victims of queue l go before those of queue r when a task of queue
+  // `preemptor` reclaims; falls back to the reverse of QueueOrder.
+  bool VictimQueueOrder(const QueueInfo& l, const QueueInfo& r, const QueueInfo& preemptor) const;
   absl::Status PrePredicate(const TaskInfo& t) const;
   bool Predicate(const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) const;
+  // Volcano's PredicateForPreemptAction: only kUnresolvable failures count.
+  bool PredicateForPreempt(const TaskInfo& t, const NodeInfo& n) const;
   // Σ node-order scores + Σ batch scores over `nodes`, into (*scores)[i].
   void NodeScores(const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) const;
   bool NodeLocal(const TaskInfo& t) const;
@@ -201,7 +216,8 @@ class Session {
   Tiered<JobVoteFn> job_pipelined_, job_enqueueable_;
   Tiered<JobEnqueuedFn> job_enqueued_;
   Tiered<OverusedFn> overused_;
-  Tiered<AllocatableFn> allocatable_;
+  Tiered<AllocatableFn> allocatable_, preemptive_;
+  Tiered<VictimQueueOrderFn> victim_queue_order_;
   Tiered<PrePredicateFn> pre_predicate_;
   Tiered<PredicateFn> predicate_;
   Tiered<NodeOrderFn> node_order_;

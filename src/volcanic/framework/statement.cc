@@ -27,6 +27,11 @@ void Statement::Commit() {
   ops_.clear();
 }
 
+void Statement::Merge(Statement& other) {
+  ops_.insert(ops_.end(), other.ops_.begin(), other.ops_.end());
+  other.ops_.clear();
+}
+
 void Statement::Discard() {
   for (auto it = ops_.rbegin(); it != ops_.rend(); ++it) ssn_.RestoreTask(it->task, it->prev_status, it->prev_node);
   ops_.clear();

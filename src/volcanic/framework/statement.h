@@ -22,6 +22,9 @@ class Statement {
   void Evict(TaskInfo* t);
   void Commit();
   void Discard();
+  // Takes over `other`'s operations (already applied), leaving it empty:
+  // Volcano's Merge, for a per-node trial that succeeded.
+  void Merge(Statement& other);
   bool empty() const { return ops_.empty(); }
 
   enum class Kind { kAllocate, kPipeline, kEvict };

@@ -1,5 +1,7 @@
 // gang (reference §4.6, Volcano's gang.go and job_info.go): a job runs only
-// when MinAvailable tasks (and each role's minTaskMember) can run together.
+// when MinAvailable tasks (and each role's minTaskMember) can run together,
+// and is never preempted or reclaimed below MinAvailable.
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "volcanic/framework/session.h"
 #include "volcanic/framework/tiers.h"
@@ -61,6 +63,25 @@ class GangPlugin : public Plugin {
     ssn.AddJobStarvingFn("gang", [](const JobInfo& job) {
       return job.WaitingTaskNum() + job.ReadyTaskNum() < job.min_available;
     });
+    ssn.AddPreemptableFn("gang", KeepMinAvailable);
+    ssn.AddReclaimableFn("gang", KeepMinAvailable);
+  }
+
+  // Victims only while their job keeps more than minAvailable ready tasks,
+  // counting down as victims are taken.
+  static std::optional<std::vector<TaskInfo*>> KeepMinAvailable(const TaskInfo&,
+                                                                const std::vector<TaskInfo*>& candidates) {
+    std::vector<TaskInfo*> victims;
+    absl::flat_hash_map<const JobInfo*, int> occupied;
+    for (TaskInfo* t : candidates) {
+      auto [it, created] = occupied.try_emplace(t->job, 0);
+      if (created) it->second = t->job->ReadyTaskNum();
+      if (it->second > t->job->min_available) {
+        --it->second;
+        victims.push_back(t);
+      }
+    }
+    return victims;
   }
 
   // Writes the Unschedulable or Scheduled condition of every job, a PodGroup

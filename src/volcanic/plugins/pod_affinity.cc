@@ -1,5 +1,7 @@
 #include "volcanic/plugins/pod_affinity.h"
 
+#include <string_view>
+
 #include "absl/container/flat_hash_set.h"
 #include "volcanic/framework/session.h"
 
@@ -68,6 +70,10 @@ void PodAffinityFilter::Prepare(const TaskInfo& t) {
       if (term.MatchesPod(e->ns, t.ns, t.labels, ns_labels))
         if (const std::string* v = Label(*e->node, term.topology_key)) forbidden_.emplace(term.topology_key, *v);
   }
+}
+
+bool PodAffinityFilter::Resolvable(const char* reason) {
+  return std::string_view(reason) != "node(s) didn't match pod affinity rules";
 }
 
 const char* PodAffinityFilter::Check(const TaskInfo& t, const NodeInfo& n) {

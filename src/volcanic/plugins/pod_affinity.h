@@ -28,6 +28,9 @@ class PodAffinityFilter {
   bool Concerns(const TaskInfo& t);
   // The reason the node fails, or nullptr.
   const char* Check(const TaskInfo& t, const NodeInfo& n);
+  // Whether evicting pods may resolve a failure: anti-affinity may be, a
+  // missing affinity match not (kube-scheduler's status codes).
+  static bool Resolvable(const char* reason);
 
  private:
   using Domain = std::pair<std::string, std::string>;  // topology key, value

@@ -4,6 +4,12 @@
 // first of these three to fail ends the check), NodePorts, InterPodAffinity.
 // All but InterPodAffinity depend only on the pod's class and the node, so
 // they are node-local; a pod that pod affinity concerns is searched in full.
+// Pods this session evicts no longer count towards the pod limit or hold
+// their ports (Volcano removes them from the node on Deallocate), so preempt
+// re-checks a node after its evictions as Volcano does.
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "volcanic/framework/session.h"
 #include "volcanic/plugins/plugins.h"
@@ -30,48 +36,77 @@ class PredicatesPlugin : public Plugin {
           return Check(t, n, reasons);
         },
         [this](const TaskInfo& t) { return !inter_pod_ || !inter_pod_->Concerns(t); });
+    ssn.AddEventHandler(
+        "predicates", [this](const TaskInfo& t) { Unevicted(t); }, [this](const TaskInfo& t) { Evicted(t); });
   }
 
  private:
-  bool Check(const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
-    size_t before = reasons->size();
-    if (n.max_pods <= n.pod_count) reasons->push_back("node(s) pod number exceeded");
+  Verdict Check(const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
+    Verdict verdict = Verdict::kFit;
+    auto evicted = evicted_.find(&n);
+    const std::vector<const TaskInfo*>* gone = evicted == evicted_.end() ? nullptr : &evicted->second;
+    if (n.max_pods <= n.pod_count - (gone ? static_cast<int>(gone->size()) : 0)) {
+      reasons->push_back("node(s) pod number exceeded");
+      verdict = Verdict::kUnschedulable;
+    }
     const Placement& p = *t.placement;
     static const Taint kUnschedulable{"node.kubernetes.io/unschedulable", "", "NoSchedule"};
     if (n.unschedulable && std::none_of(p.tolerations.begin(), p.tolerations.end(),
                                         [](const Toleration& tol) { return Tolerates(tol, kUnschedulable); })) {
       reasons->push_back("node(s) were unschedulable");
-      return false;
+      return Verdict::kUnresolvable;
     }
     if (affinity_ && !p.MatchesNodeSelectorAndAffinity(n.name, n.labels)) {
       reasons->push_back("node(s) didn't match Pod's node affinity/selector");
-      return false;
+      return Verdict::kUnresolvable;
     }
     if (taints_) {
       if (const Taint* taint = p.FirstUntoleratedTaint(n.taints)) {
         reasons->push_back(absl::StrCat("node(s) had untolerated taint {", taint->key, ": ", taint->value, "}"));
-        return false;
+        return Verdict::kUnresolvable;
       }
     }
-    if (ports_ && !p.host_ports.empty()) {
-      for (const auto& want : p.host_ports)
-        for (const auto& used : n.used_ports)
-          if (PortsConflict(want, used)) {
-            reasons->push_back("node(s) didn't have free ports for the requested pod ports");
-            return false;
-          }
+    if (ports_ && PortInUse(p, n, gone)) {
+      reasons->push_back("node(s) didn't have free ports for the requested pod ports");
+      return Verdict::kUnschedulable;
     }
     if (inter_pod_) {
       if (const char* reason = inter_pod_->Check(t, n)) {
         reasons->push_back(reason);
-        return false;
+        return PodAffinityFilter::Resolvable(reason) ? Verdict::kUnschedulable : Verdict::kUnresolvable;
       }
     }
-    return reasons->size() == before;
+    return verdict;
+  }
+
+  // A wanted host port conflicts with one used on the node by a pod this
+  // session has not evicted.
+  static bool PortInUse(const Placement& p, const NodeInfo& n, const std::vector<const TaskInfo*>* gone) {
+    for (const auto& want : p.host_ports) {
+      int conflicts = 0;
+      for (const auto& used : n.used_ports) conflicts += PortsConflict(want, used);
+      if (gone)
+        for (const TaskInfo* t : *gone)
+          for (const auto& used : t->placement->host_ports) conflicts -= PortsConflict(want, used);
+      if (conflicts > 0) return true;
+    }
+    return false;
+  }
+
+  void Evicted(const TaskInfo& t) {
+    if (t.status == TaskStatus::kReleasing && t.node) evicted_[t.node].push_back(&t);
+  }
+  void Unevicted(const TaskInfo& t) {
+    if (!t.node) return;
+    auto it = evicted_.find(t.node);
+    if (it == evicted_.end()) return;
+    auto& tasks = it->second;
+    tasks.erase(std::remove(tasks.begin(), tasks.end(), &t), tasks.end());
   }
 
   bool affinity_, taints_, ports_, pod_affinity_;
   std::unique_ptr<PodAffinityFilter> inter_pod_;
+  absl::flat_hash_map<const NodeInfo*, std::vector<const TaskInfo*>> evicted_;  // by this session
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 // priority (reference §4.6): higher task priority first, higher job
-// priority first.
+// priority first; only lower-priority work is preempted (a lower job
+// priority between jobs, a lower task priority within a job); a job starves
+// while some of its tasks are neither ready nor pipelined.
 #include "volcanic/framework/session.h"
 #include "volcanic/plugins/plugins.h"
 
@@ -17,6 +19,18 @@ class PriorityPlugin : public Plugin {
   void OnSessionOpen(Session& ssn) override {
     ssn.AddTaskOrderFn("priority", HigherFirst<TaskInfo>);
     ssn.AddJobOrderFn("priority", HigherFirst<JobInfo>);
+    ssn.AddPreemptableFn("priority", [](const TaskInfo& preemptor, const std::vector<TaskInfo*>& candidates) {
+      std::vector<TaskInfo*> victims;
+      for (TaskInfo* t : candidates) {
+        bool lower = t->job == preemptor.job ? t->priority < preemptor.priority
+                                             : t->job->priority < preemptor.job->priority;
+        if (lower) victims.push_back(t);
+      }
+      return std::optional<std::vector<TaskInfo*>>(std::move(victims));
+    });
+    ssn.AddJobStarvingFn("priority", [](const JobInfo& job) {
+      return job.ReadyTaskNum() + job.WaitingTaskNum() < static_cast<int>(job.tasks.size());
+    });
   }
 };
 

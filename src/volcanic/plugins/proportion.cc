@@ -1,7 +1,8 @@
 // proportion (reference §4.6, Volcano's proportion.go): each queue deserves
 // a weighted share of the cluster, found by water-filling, capped by its
 // capability and its demand and raised to its guarantee. Queues under their
-// share go first; a queue at its share takes no more.
+// share go first; a queue at its share takes no more; a queue under its share
+// may reclaim from queues above theirs, only as far as they stay at it.
 #include "absl/container/flat_hash_map.h"
 #include "volcanic/framework/session.h"
 #include "volcanic/framework/tiers.h"
@@ -29,6 +30,21 @@ Resource Capability(const QueueInfo& q) {
 // The part of `min` not yet covered by `allocated` (GetInqueueResource).
 Resource Uncovered(const Resource& min, const Resource& allocated) { return min.SubFloorZero(allocated); }
 
+// Some dimension of `have` is below `want` (Volcano's LessPartly). `pods`
+// is left out here and below: Volcano's requests do not carry it.
+bool ShortOfAny(const Resource& have, const Resource& want) {
+  for (int i = 0; i < have.Span(want); ++i)
+    if (i != kPods && have.Get(i) < want.Get(i)) return true;
+  return false;
+}
+
+// Some dimension of `allocated` is above `deserved`.
+bool Above(const Resource& allocated, const Resource& deserved) {
+  for (int i = 0; i < allocated.Span(deserved); ++i)
+    if (i != kPods && allocated.Get(i) > deserved.Get(i)) return true;
+  return false;
+}
+
 class ProportionPlugin : public Plugin {
  public:
   void OnSessionOpen(Session& ssn) override {
@@ -48,6 +64,28 @@ class ProportionPlugin : public Plugin {
       QueueAttr* a = Find(q.name);
       if (!a || !q.IsOpen()) return false;
       return FitsOnRequested(a->allocated + t.resreq, a->deserved, t.resreq);
+    });
+    ssn.AddPreemptiveFn("proportion", [this](const QueueInfo& q, const TaskInfo& t) {
+      QueueAttr* a = Find(q.name);
+      return a && FitsOnRequested(a->allocated + t.resreq, a->deserved, t.resreq);
+    });
+    ssn.AddReclaimableFn("proportion", [this](const TaskInfo& reclaimer, const std::vector<TaskInfo*>& candidates) {
+      absl::btree_map<std::string, Resource> left;  // victim queues' allocations as victims go
+      std::vector<TaskInfo*> victims;
+      for (TaskInfo* t : candidates) {
+        QueueAttr* a = Find(t->job->queue);
+        if (!a) continue;
+        auto [it, created] = left.try_emplace(t->job->queue, a->allocated);
+        Resource& allocated = it->second;
+        // Volcano's LessPartly: a queue short of the reclaimer's request in
+        // some dimension has nothing to give it.
+        if (ShortOfAny(allocated, reclaimer.resreq)) continue;
+        if (Above(allocated, a->deserved)) {
+          allocated = allocated.SubFloorZero(t->resreq);
+          victims.push_back(t);
+        }
+      }
+      return std::optional<std::vector<TaskInfo*>>(std::move(victims));
     });
     ssn.AddJobEnqueueableFn("proportion", [this, &ssn](const JobInfo& job) {
       const QueueInfo* q = ssn.FindQueue(job.queue);

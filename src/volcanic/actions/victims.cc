@@ -1,0 +1,95 @@
+#include "volcanic/actions/victims.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "volcanic/cache/cache.h"
+#include "volcanic/framework/session.h"
+#include "volcanic/framework/statement.h"
+
+namespace volcanic {
+
+std::vector<NodeInfo*> PreemptionNodes(Session& ssn, const TaskInfo& preemptor, bool by_score) {
+  std::vector<NodeInfo*> nodes;
+  for (NodeInfo* n : ssn.nodes())
+    if (ssn.PredicateForPreempt(preemptor, *n)) nodes.push_back(n);
+  if (!by_score || nodes.size() < 2 || !ssn.HasNodeOrder()) return nodes;
+  std::vector<double> scores;
+  ssn.NodeScores(preemptor, nodes, &scores);
+  std::vector<size_t> order(nodes.size());
+  std::iota(order.begin(), order.end(), 0);
+  // Highest score first; ties keep name order (Volcano picks at random).
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  std::vector<NodeInfo*> sorted;
+  sorted.reserve(nodes.size());
+  for (size_t i : order) sorted.push_back(nodes[i]);
+  return sorted;
+}
+
+void OrderVictims(const Session& ssn, const TaskInfo& preemptor, std::vector<TaskInfo*>* victims) {
+  const QueueInfo* preemptor_queue = preemptor.job ? ssn.FindQueue(preemptor.job->queue) : nullptr;
+  auto first = [&](const TaskInfo* l, const TaskInfo* r) {
+    if (l->job == r->job) return ssn.TaskOrder(*r, *l);
+    const QueueInfo* lq = ssn.FindQueue(l->job->queue);
+    const QueueInfo* rq = ssn.FindQueue(r->job->queue);
+    if (lq && rq && preemptor_queue && lq != rq) return ssn.VictimQueueOrder(*lq, *rq, *preemptor_queue);
+    if (ssn.JobOrder(*r->job, *l->job)) return true;
+    if (ssn.JobOrder(*l->job, *r->job)) return false;
+    return ssn.TaskOrder(*r, *l);
+  };
+  std::stable_sort(victims->begin(), victims->end(), first);
+}
+
+bool FitsAfterEvictions(const Session& ssn, const TaskInfo& preemptor, const NodeInfo& node) {
+  const QueueInfo* q = ssn.FindQueue(preemptor.job->queue);
+  if (!q || !ssn.Allocatable(*q, preemptor)) return false;
+  ResourceId short_of;
+  if (!node.FitsFutureIdle(preemptor.resreq, &short_of)) return false;
+  std::vector<std::string> reasons;
+  return ssn.Predicate(preemptor, node, &reasons);
+}
+
+namespace {
+
+// Volcano's ValidateVictims: some victims, and together with FutureIdle
+// they cover the request.
+bool FreesEnough(const TaskInfo& preemptor, const NodeInfo& node, const std::vector<TaskInfo*>& victims) {
+  if (victims.empty()) return false;
+  Resource future = node.FutureIdle();
+  for (const TaskInfo* v : victims) future += v->resreq;
+  return preemptor.resreq.LessEqual(future);
+}
+
+std::vector<TaskInfo*> Candidates(const NodeInfo& node, const VictimFilter& filter) {
+  std::vector<TaskInfo*> out;
+  for (const auto& [key, t] : node.tasks)
+    // Only tasks of jobs in the session can be weighed by the plugins.
+    if (t->job && Cache::Schedulable(*t->job) && filter(*t)) out.push_back(t);
+  return out;
+}
+
+}  // namespace
+
+bool EvictAndPipeline(Session& ssn, Statement& stmt, TaskInfo* preemptor, NodeInfo* node,
+                      const VictimFilter& filter, VictimRule rule) {
+  std::vector<TaskInfo*> candidates = Candidates(*node, filter);
+  if (candidates.empty()) return false;
+  std::vector<TaskInfo*> victims = rule == VictimRule::kPreemptable ? ssn.Preemptable(*preemptor, candidates)
+                                                                    : ssn.Reclaimable(*preemptor, candidates);
+  if (!FreesEnough(*preemptor, *node, victims)) return false;
+  OrderVictims(ssn, *preemptor, &victims);
+  Statement trial(ssn);
+  for (TaskInfo* victim : victims) {
+    if (FitsAfterEvictions(ssn, *preemptor, *node)) break;
+    trial.Evict(victim);
+  }
+  if (!FitsAfterEvictions(ssn, *preemptor, *node)) {
+    trial.Discard();
+    return false;
+  }
+  trial.Pipeline(preemptor, node);
+  stmt.Merge(trial);
+  return true;
+}
+
+}  // namespace volcanic

@@ -1,0 +1,47 @@
+// What preempt and reclaim share (reference §4.3, §4.4): the nodes worth
+// trying for a preemptor, the victims the plugins allow on one node, their
+// eviction order, and the loop that evicts until the preemptor fits and then
+// pipelines it. The two actions differ only in which tasks are candidates
+// (a filter) and which plugin rule picks victims (Preemptable or Reclaimable).
+//
+// Cost: one try is O(tasks on the node + victims log victims) plus the
+// plugins' victim functions; nodes are tried until one works.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "volcanic/api/types.h"
+
+namespace volcanic {
+
+class Session;
+class Statement;
+
+// The action's own rule for which tasks on a node are candidates.
+using VictimFilter = std::function<bool(const TaskInfo&)>;
+enum class VictimRule { kPreemptable, kReclaimable };
+
+// Nodes where evictions could make room for the task (Volcano's
+// PredicateForPreemptAction: only unresolvable predicate failures exclude a
+// node): by descending score when `by_score`, else by name.
+std::vector<NodeInfo*> PreemptionNodes(Session& ssn, const TaskInfo& preemptor, bool by_score);
+
+// Volcano's BuildVictimsPriorityQueue as a sort, first evicted first: tasks
+// of one job in reverse TaskOrder, tasks of jobs in different queues by
+// VictimQueueOrder, otherwise reverse JobOrder.
+void OrderVictims(const Session& ssn, const TaskInfo& preemptor, std::vector<TaskInfo*>* victims);
+
+// Whether `preemptor` can run on `node` now: its queue may allocate it, it
+// fits FutureIdle and every predicate passes.
+bool FitsAfterEvictions(const Session& ssn, const TaskInfo& preemptor, const NodeInfo& node);
+
+// Makes room for `preemptor` on `node`: the filtered candidates, the victims
+// the plugins allow (which must free enough, Volcano's ValidateVictims),
+// evicted in order until the preemptor fits, which is then pipelined there.
+// On success the evictions and the pipeline join `stmt` and true is
+// returned; otherwise the session is as it was.
+bool EvictAndPipeline(Session& ssn, Statement& stmt, TaskInfo* preemptor, NodeInfo* node,
+                      const VictimFilter& filter, VictimRule rule);
+
+}  // namespace volcanic
