@@ -23,7 +23,8 @@ class Decisions:
     pipelined: "ns/pod" -> node, pods waiting for resources being released.
     podgroups: "ns/name" -> PodGroup status as the session writes it
         ({"phase", "conditions", "running", "succeeded", "failed"}).
-    queues: name -> {"allocated": {resource: quantity}}.
+    queues: name -> {"allocated": {resource: quantity}}, plus "deserved" for queues whose
+        deserved share a queue plugin (proportion) computed this session.
     unschedulable: "ns/pod" -> why a pending pod was not placed.
     action_seconds: action -> wall seconds it took (diagnostics).
     """

@@ -1,12 +1,12 @@
 // reclaim (reference §4.3): a starving job takes resources back from other
-// queues. Queues are taken in QueueOrder (overused ones skipped), one job and
-// one task at a time, round-robin as in Volcano. A task whose queue is
-// Preemptive may evict Running preemptable tasks of jobs in other,
-// reclaimable queues (victims by the Reclaimable rule, in victim-queue
-// order) until it fits, and is pipelined there. A job's evictions are
-// committed once the job is pipelined, and discarded at the end otherwise.
+// queues. Queues are taken in QueueOrder (overused ones skipped), one job of
+// the queue at a time in JobOrder. While the job starves, each of its pending
+// tasks in TaskOrder whose queue is Preemptive may evict Running preemptable
+// tasks of jobs in other, reclaimable queues (victims by the Reclaimable
+// rule, in victim-queue order) until it fits, and is pipelined there; a task
+// that cannot is skipped. The job's evictions are committed if the job is
+// then pipelined, and given back otherwise.
 #include "absl/container/btree_map.h"
-#include "absl/container/flat_hash_map.h"
 #include "volcanic/actions/actions.h"
 #include "volcanic/actions/heap.h"
 #include "volcanic/actions/victims.h"
@@ -21,16 +21,13 @@ class ReclaimAction : public Action {
   void Execute(Session& ssn) override {
     OrderedHeap<const QueueInfo*> queues([&](auto a, auto b) { return ssn.QueueOrder(*a, *b); });
     absl::btree_map<std::string, OrderedHeap<JobInfo*>> jobs;  // starving jobs by queue
-    absl::flat_hash_map<JobInfo*, Work> work;
     for (const auto& [key, job] : ssn.jobs()) {
       if (job->IsPending() || ssn.JobInvalid(*job)) continue;
       const QueueInfo* q = ssn.FindQueue(job->queue);
       if (!q) continue;
       auto [it, created] = jobs.try_emplace(q->name, [&](JobInfo* a, JobInfo* b) { return ssn.JobOrder(*a, *b); });
       if (created) queues.Push(q);
-      if (!ssn.JobStarving(*job)) continue;
-      it->second.Push(job);
-      work.emplace(job, Work{PendingTasks(ssn, *job), 0, std::make_unique<Statement>(ssn)});
+      if (ssn.JobStarving(*job)) it->second.Push(job);
     }
     while (!queues.Empty()) {
       const QueueInfo* q = queues.Pop();
@@ -38,27 +35,21 @@ class ReclaimAction : public Action {
       OrderedHeap<JobInfo*>& queue_jobs = jobs.at(q->name);
       if (queue_jobs.Empty()) continue;
       JobInfo* job = queue_jobs.Pop();
-      Work& w = work.at(job);
-      // A job popped here and not pushed back is done; its queue goes on
-      // with its other jobs (Volcano drops the queue when a job is done).
-      if (w.next < w.tasks.size() && ssn.JobStarving(*job) && Reclaim(ssn, *q, *w.stmt, w.tasks[w.next++])) {
-        if (ssn.JobPipelined(*job)) w.stmt->Commit();
-        queue_jobs.Push(job);
+      Statement stmt(ssn);
+      for (TaskInfo* task : PendingTasks(ssn, *job)) {
+        if (!ssn.JobStarving(*job)) break;
+        Reclaim(ssn, *q, stmt, task);
+      }
+      if (ssn.JobPipelined(*job)) {
+        stmt.Commit();
+      } else {
+        stmt.Discard();
       }
       queues.Push(q);
     }
-    // Evictions of jobs that never became pipelined are given back.
-    for (const auto& [key, job] : ssn.jobs())
-      if (auto it = work.find(job); it != work.end()) it->second.stmt->Discard();
   }
 
  private:
-  struct Work {
-    std::vector<TaskInfo*> tasks;  // pending, in TaskOrder
-    size_t next = 0;
-    std::unique_ptr<Statement> stmt;
-  };
-
   static std::vector<TaskInfo*> PendingTasks(Session& ssn, const JobInfo& job) {
     std::vector<TaskInfo*> tasks;
     for (const auto& [key, t] : job.tasks)

@@ -48,6 +48,7 @@ py::dict ToPython(const Decisions& d) {
   for (const auto& [name, alloc] : d.queue_allocated) {
     py::dict q;
     q["allocated"] = QuantityDict(alloc);
+    if (auto it = d.queue_deserved.find(name); it != d.queue_deserved.end()) q["deserved"] = QuantityDict(it->second);
     queues[py::str(name)] = q;
   }
   for (const auto& [k, reason] : d.unschedulable) unschedulable[py::str(k)] = reason;

@@ -23,6 +23,7 @@ struct Decisions {
   std::vector<std::pair<std::string, std::string>> pipelined;  // pod key -> node
   std::map<std::string, PodGroupStatusOut> podgroups;          // job key -> status
   std::map<std::string, Resource> queue_allocated;             // queue -> allocated
+  std::map<std::string, Resource> queue_deserved;              // queue -> deserved, if a plugin computed it
   std::map<std::string, std::string> unschedulable;            // pod key -> reason
   std::vector<std::pair<std::string, double>> action_seconds;  // action -> wall seconds
 };

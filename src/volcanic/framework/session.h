@@ -174,6 +174,10 @@ class Session {
   const FitErrors* RoleFitErrors(const TaskInfo& t) const;
   bool NeedContinueAllocating(const JobInfo& job) const;
 
+  // A queue's deserved resources as the queue-sharing plugin computed them,
+  // reported in the decisions beside status.allocated.
+  void SetDeserved(const std::string& queue, Resource deserved) { deserved_[queue] = std::move(deserved); }
+
   // Volcano's UpdatePodGroupCondition: replaces the condition of the same
   // type, else appends. Stamped with this session's uid and time.
   void UpdatePodGroupCondition(JobInfo* job, PodGroupCondition c);
@@ -242,6 +246,7 @@ class Session {
   absl::btree_map<std::string, std::string> skipped_;  // task key -> reason
   std::vector<std::pair<std::string, std::string>> binds_;
   std::vector<std::string> evictions_;
+  std::map<std::string, Resource> deserved_;
 };
 
 }  // namespace volcanic

@@ -98,6 +98,7 @@ void Session::WritePodGroupStatus(Decisions* out) {
 // chain (every queue but root has root as its last ancestor).
 void Session::WriteQueueStatus(Decisions* out) {
   for (const auto& [name, q] : queues_) out->queue_allocated[name] = Resource();
+  out->queue_deserved = deserved_;
   static const Resource kNothing;
   for (const auto& [key, job] : jobs_) {
     if (job->allocated == kNothing) continue;

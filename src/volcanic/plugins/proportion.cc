@@ -30,14 +30,7 @@ Resource Capability(const QueueInfo& q) {
 // The part of `min` not yet covered by `allocated` (GetInqueueResource).
 Resource Uncovered(const Resource& min, const Resource& allocated) { return min.SubFloorZero(allocated); }
 
-// Some dimension of `have` is below `want` (Volcano's LessPartly). `pods`
-// is left out here and below: Volcano's requests do not carry it.
-bool ShortOfAny(const Resource& have, const Resource& want) {
-  for (int i = 0; i < have.Span(want); ++i)
-    if (i != kPods && have.Get(i) < want.Get(i)) return true;
-  return false;
-}
-
+// `pods` is left out of the reclaim checks: Volcano's requests do not carry it.
 // Some dimension of `allocated` is above `deserved`.
 bool Above(const Resource& allocated, const Resource& deserved) {
   for (int i = 0; i < allocated.Span(deserved); ++i)
@@ -50,6 +43,7 @@ class ProportionPlugin : public Plugin {
   void OnSessionOpen(Session& ssn) override {
     BuildAttrs(ssn);
     WaterFill(ssn.total_resource());
+    for (const auto& [name, a] : attrs_) ssn.SetDeserved(name, a.deserved);
     ssn.AddQueueOrderFn("proportion", [this](const QueueInfo& l, const QueueInfo& r) {
       if (l.priority != r.priority) return l.priority > r.priority ? -1 : 1;
       double ls = Share(l), rs = Share(r);
@@ -60,16 +54,15 @@ class ProportionPlugin : public Plugin {
       QueueAttr* a = Find(q.name);
       return a && a->deserved.LessEqual(a->allocated);
     });
-    ssn.AddAllocatableFn("proportion", [this](const QueueInfo& q, const TaskInfo& t) {
+    // An Open queue may take the task while it stays within deserved, by
+    // allocating (Allocatable) or by reclaiming (Preemptive).
+    auto within_deserved = [this](const QueueInfo& q, const TaskInfo& t) {
       QueueAttr* a = Find(q.name);
-      if (!a || !q.IsOpen()) return false;
-      return FitsOnRequested(a->allocated + t.resreq, a->deserved, t.resreq);
-    });
-    ssn.AddPreemptiveFn("proportion", [this](const QueueInfo& q, const TaskInfo& t) {
-      QueueAttr* a = Find(q.name);
-      return a && FitsOnRequested(a->allocated + t.resreq, a->deserved, t.resreq);
-    });
-    ssn.AddReclaimableFn("proportion", [this](const TaskInfo& reclaimer, const std::vector<TaskInfo*>& candidates) {
+      return a && q.IsOpen() && FitsOnRequested(a->allocated + t.resreq, a->deserved, t.resreq);
+    };
+    ssn.AddAllocatableFn("proportion", within_deserved);
+    ssn.AddPreemptiveFn("proportion", within_deserved);
+    ssn.AddReclaimableFn("proportion", [this](const TaskInfo&, const std::vector<TaskInfo*>& candidates) {
       absl::btree_map<std::string, Resource> left;  // victim queues' allocations as victims go
       std::vector<TaskInfo*> victims;
       for (TaskInfo* t : candidates) {
@@ -77,9 +70,9 @@ class ProportionPlugin : public Plugin {
         if (!a) continue;
         auto [it, created] = left.try_emplace(t->job->queue, a->allocated);
         Resource& allocated = it->second;
-        // Volcano's LessPartly: a queue short of the reclaimer's request in
-        // some dimension has nothing to give it.
-        if (ShortOfAny(allocated, reclaimer.resreq)) continue;
+        // A victim while its queue is still above deserved in some
+        // dimension, counting the victims before it (so the last one may
+        // take the queue below by less than its own request).
         if (Above(allocated, a->deserved)) {
           allocated = allocated.SubFloorZero(t->resreq);
           victims.push_back(t);
