@@ -43,14 +43,15 @@ TEST_CASE("JobStarving: the first tier with callbacks decides") {
   REQUIRE(FirstTierAll(Tiered<BoolFn>{{}, {[](int) { return true; }}}, 0));
 }
 
-TEST_CASE("victims: abstainers skipped, answers intersected within a tier") {
+TEST_CASE("victims: abstainers skipped, answers intersected within a tier, the first answering tier decides") {
   auto ans = [](std::vector<int> v) { return VictimFn([v](int) { return std::optional<std::vector<int>>(v); }); };
   VictimFn abstain = [](int) { return std::nullopt; };
   REQUIRE(Victims<int>(Tiered<VictimFn>{{abstain, ans({1, 2, 3}), ans({3, 2})}}, 0) == std::vector<int>{2, 3});
-  // An empty answer ends the tier with no victims; the next tier decides.
-  REQUIRE(Victims<int>(Tiered<VictimFn>{{ans({}), ans({1})}, {ans({4})}}, 0) == std::vector<int>{4});
+  // An empty answer is a veto: later tiers are not asked (Volcano would ask tier 2).
+  REQUIRE(Victims<int>(Tiered<VictimFn>{{ans({}), ans({1})}, {ans({4})}}, 0).empty());
+  REQUIRE(Victims<int>(Tiered<VictimFn>{{ans({1}), ans({2})}, {ans({3})}}, 0).empty());
+  // A tier where everyone abstains leaves the decision to the next.
+  REQUIRE(Victims<int>(Tiered<VictimFn>{{abstain}, {ans({5, 6}), abstain}}, 0) == std::vector<int>{5, 6});
   // Nobody answers: no victims.
   REQUIRE(Victims<int>(Tiered<VictimFn>{{abstain}}, 0).empty());
-  // As in Volcano, a set emptied by intersection stays empty for later tiers.
-  REQUIRE(Victims<int>(Tiered<VictimFn>{{ans({1}), ans({2})}, {ans({3})}}, 0).empty());
 }

@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
+
 namespace volcanic {
 
 template <typename F>
@@ -70,36 +72,32 @@ bool FirstTierAll(const Tiered<F>& tiers, const Args&... args) {
 }
 
 // Victim points (Preemptable, Reclaimable): a callback returns nullopt to
-// abstain, else its victims. Within a tier the first answer seeds the set and
-// later ones intersect it (by identity, keeping the first answer's order); an
-// empty answer empties the set and ends the tier. The first tier ending with
-// a non-empty set decides. As in Volcano, an emptied set stays empty for the
-// intersections of later tiers.
+// abstain, else its victims. The first tier where some callback answers
+// decides: the intersection of its answers (by identity, in the first
+// answer's order), possibly empty.
+//
+// Deliberately stricter than Volcano, which lets the next tier decide alone
+// when a tier's answers come out empty: there, conformance or gang in tier 1
+// vetoing every candidate let drf or proportion in tier 2 evict protected
+// pods and break gangs. Here an empty answer is a veto.
 template <typename T, typename F, typename... Args>
 std::vector<T> Victims(const Tiered<F>& tiers, const Args&... args) {
-  std::vector<T> victims;
-  bool seeded = false;
   for (const auto& tier : tiers) {
+    std::optional<std::vector<T>> victims;
     for (const auto& fn : tier) {
       std::optional<std::vector<T>> answer = fn(args...);
       if (!answer) continue;
-      if (answer->empty()) {
-        victims.clear();
-        break;
+      if (!victims) {
+        victims = std::move(answer);
+      } else {
+        absl::flat_hash_set<T> allowed(answer->begin(), answer->end());
+        std::erase_if(*victims, [&](const T& v) { return !allowed.contains(v); });
       }
-      if (!seeded) {
-        victims = std::move(*answer);
-        seeded = true;
-        continue;
-      }
-      std::vector<T> kept;
-      for (const T& v : victims)
-        if (std::find(answer->begin(), answer->end(), v) != answer->end()) kept.push_back(v);
-      victims = std::move(kept);
+      if (victims->empty()) return {};
     }
-    if (!victims.empty()) return victims;
+    if (victims) return std::move(*victims);
   }
-  return victims;
+  return {};
 }
 
 }  // namespace volcanic
