@@ -13,6 +13,7 @@ void RegisterBuiltinPlugins(Registry& r) {
   r.AddPlugin("nodeorder", NewNodeOrderPlugin);
   r.AddPlugin("binpack", NewBinpackPlugin);
   r.AddPlugin("overcommit", NewOvercommitPlugin);
+  r.AddPlugin("sla", NewSlaPlugin);
 }
 
 }  // namespace volcanic

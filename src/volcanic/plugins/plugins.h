@@ -19,5 +19,6 @@ PluginOr NewPredicatesPlugin(const Arguments& args);
 PluginOr NewNodeOrderPlugin(const Arguments& args);
 PluginOr NewBinpackPlugin(const Arguments& args);
 PluginOr NewOvercommitPlugin(const Arguments& args);
+PluginOr NewSlaPlugin(const Arguments& args);
 
 }  // namespace volcanic
