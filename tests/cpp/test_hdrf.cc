@@ -323,3 +323,32 @@ TEST_CASE("drf hierarchy: hdrf_test.go rescaling test allocates half to sci, a q
   for (const auto& [pod, node] : d->binds) per_job[pod.substr(8, pod.find("-p") - 8)]++;
   REQUIRE(per_job == std::map<std::string, int>{{"pg1", 5}, {"pg21", 5}, {"pg22", 5}});
 }
+
+// The reclaim action with HDRF deciding the victims (gang, in the same tier,
+// only keeps a's job at its minMember): b's task takes one of a's four CPUs
+// while b would still go first without it, and not when a's weight makes a
+// go first anyway.
+TEST_CASE("drf hierarchy: the reclaim action evicts for a queue HDRF puts first") {
+  auto run = [](const std::string& a_weights) {
+    json ja = PodGroup("ns", "ja", "a", 1, "Running"), jb = PodGroup("ns", "jb", "b", 1, "Inqueue");
+    json objs = json::array({Node("n1", "4", "4Gi"), HierarchyQueue("a", "root/a", a_weights, 0),
+                             HierarchyQueue("b", "root/b", "1/1", 1), ja, jb, Pod("ns", "b0", "1", "0", "jb"),
+                             Pod("ns", "b1", "1", "0", "jb")});
+    for (int i = 0; i < 4; ++i) objs.push_back(Pod("ns", "a" + std::to_string(i), "1", "0", "ja", "n1", "Running"));
+    Scheduler s(Conf(R"({"actions": "reclaim", "tiers": [{"plugins": [{"name": "gang"},
+        {"name": "drf", "enableHierarchy": true}, {"name": "predicates"}]}]})"));
+    Load(s.cache(), objs);
+    auto d = s.RunOnce(0);
+    REQUIRE(d.ok());
+    return *d;
+  };
+  // b with one task: 0.25; a without one of its four: 0.75.
+  Decisions d = run("1/1");
+  REQUIRE(d.evictions.size() == 1);
+  REQUIRE(d.evictions[0].rfind("ns/a", 0) == 0);
+  REQUIRE(d.pipelined == std::vector<std::pair<std::string, std::string>>{{"ns/b0", "n1"}});
+  // a weighs 4: 0.75 / 4 = 0.1875 goes before b's 0.25: nothing to reclaim.
+  Decisions none = run("1/4");
+  REQUIRE(none.evictions.empty());
+  REQUIRE(none.pipelined.empty());
+}
