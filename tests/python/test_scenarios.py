@@ -28,8 +28,13 @@ def _load(path: pathlib.Path) -> dict:
 def test_scenario(path: pathlib.Path) -> None:
     sc = _load(path)
     assert sc.get("source"), f"{path}: every scenario names the Volcano test it comes from"
-    d = volcanic.schedule(sc["objects"], sc.get("conf"), now=NOW)
     expect = sc["expect"]
+    if "configError" in expect:
+        with pytest.raises(volcanic.ConfigError) as err:
+            volcanic.schedule(sc["objects"], sc.get("conf"), now=NOW)
+        assert expect["configError"] in str(err.value)
+        return
+    d = volcanic.schedule(sc["objects"], sc.get("conf"), now=NOW)
     if "binds" in expect:
         assert d.binds == (expect["binds"] or {})
     if "bindCount" in expect:

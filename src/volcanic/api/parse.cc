@@ -14,6 +14,8 @@ constexpr char kGroupNameAnnotation[] = "scheduling.k8s.io/group-name";
 constexpr char kTaskSpecKey[] = "volcano.sh/task-spec";
 constexpr char kTaskPriorityKey[] = "volcano.sh/task-priority";
 constexpr char kPreemptableKey[] = "volcano.sh/preemptable";
+constexpr char kHierarchyKey[] = "volcano.sh/hierarchy";
+constexpr char kHierarchyWeightsKey[] = "volcano.sh/hierarchy-weights";
 // kube-scheduler's defaults for containers without requests, used in scoring.
 constexpr int64_t kDefaultMilliCpuRequest = 100;
 constexpr int64_t kDefaultMemoryRequest = 200 * 1024 * 1024;
@@ -475,6 +477,8 @@ absl::StatusOr<QueueInfo> ParseQueue(const json& obj) {
   q.name = m.name;
   q.uid = m.uid;
   q.creation_ms = m.creation_ms;
+  if (auto h = m.annotations.find(kHierarchyKey); h != m.annotations.end()) q.hierarchy = h->second;
+  if (auto w = m.annotations.find(kHierarchyWeightsKey); w != m.annotations.end()) q.hierarchy_weights = w->second;
   ASSIGN_OR_RETURN(const json* spec, f.Find(obj, "spec", ""));
   if (spec) {
     ASSIGN_OR_RETURN(auto weight, f.Int(*spec, "weight", "spec"));

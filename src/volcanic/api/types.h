@@ -169,6 +169,9 @@ struct QueueInfo {
   bool reclaimable = true;
   std::string state = "Open";
   int64_t creation_ms = 0;
+  // Annotations volcano.sh/hierarchy ("root/eng/prod") and
+  // volcano.sh/hierarchy-weights ("1/2/8"), read by drf's HDRF; "" if unset.
+  std::string hierarchy, hierarchy_weights;
   bool IsOpen() const { return state == "Open"; }
 };
 

@@ -14,6 +14,7 @@ void RegisterBuiltinPlugins(Registry& r) {
   r.AddPlugin("binpack", NewBinpackPlugin);
   r.AddPlugin("overcommit", NewOvercommitPlugin);
   r.AddPlugin("capacity", NewCapacityPlugin);
+  r.AddPlugin("sla", NewSlaPlugin);
 }
 
 }  // namespace volcanic

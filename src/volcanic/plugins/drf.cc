@@ -1,11 +1,26 @@
-// drf, flat mode (reference §4.6): jobs with the lower dominant share of the
-// cluster go first, and a task may preempt tasks of jobs whose share after
-// losing them stays at least the preemptor's share after gaining it. Shares
-// follow allocations within the session.
+// drf (reference §4.6, Volcano's drf.go): jobs with the lower dominant share
+// of the cluster go first, and a task may preempt tasks of jobs whose share
+// after losing them stays at least the preemptor's share after gaining it.
+// Shares follow allocations within the session.
+//
+// With `enableHierarchy: true` on the first drf of the configuration (HDRF),
+// queues are also ordered by the hierarchical tree of hdrf.h, and a task may
+// reclaim a task of another queue when, with the task moved, its own queue
+// would still go strictly before the victim's. JobOrder and Preemptable stay
+// as in flat mode, as in Volcano.
+//
+// Cost: O(jobs) at open (plus the tree, hdrf.h); JobOrder O(1); an
+// allocation O(1) flat, plus the tree's update with hierarchy; Reclaimable
+// two tree updates per candidate. Bad input: none (the enable flag is
+// checked by the configuration); jobs whose queue does not exist stay out of
+// the tree and reclaim nothing.
+#include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "absl/container/flat_hash_map.h"
 #include "volcanic/framework/session.h"
+#include "volcanic/plugins/hdrf.h"
 #include "volcanic/plugins/plugins.h"
 #include "volcanic/plugins/share.h"
 
@@ -13,6 +28,18 @@ namespace volcanic {
 namespace {
 
 constexpr double kShareDelta = 0.000001;  // Volcano's shareDelta
+
+// Volcano's HierarchyEnabled: the first drf listed decides, and only an
+// explicit `enableHierarchy: true` turns it on (the flag has no default).
+bool HierarchyEnabled(const SchedulerConf& conf) {
+  for (const Tier& tier : conf.tiers)
+    for (const PluginOption& p : tier.plugins) {
+      if (p.name != "drf") continue;
+      auto it = p.flags.find("enableHierarchy");
+      return it != p.flags.end() && it->second;
+    }
+  return false;
+}
 
 class DrfPlugin : public Plugin {
  public:
@@ -23,6 +50,7 @@ class DrfPlugin : public Plugin {
       a.allocated = job->allocated;
       a.share = DominantShare(a.allocated, total_);
     }
+    if (HierarchyEnabled(ssn.conf())) OpenHierarchy(ssn);
     ssn.AddJobOrderFn("drf", [this](const JobInfo& l, const JobInfo& r) {
       double ls = attrs_[&l].share, rs = attrs_[&r].share;
       if (ls == rs) return 0;
@@ -51,14 +79,61 @@ class DrfPlugin : public Plugin {
     Resource allocated;
     double share = 0;
   };
+
+  void OpenHierarchy(Session& ssn) {
+    tree_ = std::make_unique<HdrfTree>(total_);
+    // By queue name, then job key: a node's weight comes from the first
+    // queue (by name) that names it. Volcano: whichever job its map gives first.
+    std::vector<std::pair<const QueueInfo*, const JobInfo*>> members;
+    for (const auto& [key, job] : ssn.jobs())
+      if (const QueueInfo* q = ssn.FindQueue(job->queue)) members.emplace_back(q, job);
+    std::stable_sort(members.begin(), members.end(),
+                     [](const auto& a, const auto& b) { return a.first->name < b.first->name; });
+    for (const auto& [q, job] : members) tree_->AddJob(*job, *q);
+    tree_->Finish(ssn.queues());
+    ssn.AddQueueOrderFn("drf", [this](const QueueInfo& l, const QueueInfo& r) { return tree_->Compare(l, r); });
+    ssn.AddReclaimableFn("drf", [this, &ssn](const TaskInfo& reclaimer, const std::vector<TaskInfo*>& candidates) {
+      return std::optional<std::vector<TaskInfo*>>(Reclaimable(ssn, reclaimer, candidates));
+    });
+  }
+
+  // Each candidate is judged on its own against the tree with the reclaimer
+  // moved in: a victim if the reclaimer's queue would then go strictly
+  // before the candidate's queue without the candidate. The trial changes
+  // are undone exactly (allocations are integers; nodes are recomputed from
+  // them). A reclaimer outside the tree gets no victims (Volcano's Permit
+  // with none).
+  std::vector<TaskInfo*> Reclaimable(const Session& ssn, const TaskInfo& reclaimer,
+                                     const std::vector<TaskInfo*>& candidates) {
+    std::vector<TaskInfo*> victims;
+    const JobInfo* ljob = reclaimer.job;
+    const QueueInfo* lq = ljob ? ssn.FindQueue(ljob->queue) : nullptr;
+    if (!lq || !tree_->Has(*ljob)) return victims;
+    tree_->Adjust(*ljob, reclaimer.resreq, +1);
+    for (TaskInfo* t : candidates) {
+      const JobInfo* rjob = t->job;
+      const QueueInfo* rq = rjob ? ssn.FindQueue(rjob->queue) : nullptr;
+      if (!rq || !tree_->Has(*rjob)) continue;
+      tree_->Adjust(*rjob, t->resreq, -1);
+      int order = tree_->Compare(*lq, *rq);
+      tree_->Adjust(*rjob, t->resreq, +1);
+      if (order < 0) victims.push_back(t);
+    }
+    tree_->Adjust(*ljob, reclaimer.resreq, -1);
+    return victims;
+  }
+
   void Update(const TaskInfo& t, int sign) {
     if (!t.job) return;
     Attr& a = attrs_[t.job];
     if (sign > 0) a.allocated += t.resreq; else a.allocated -= t.resreq;
     a.share = DominantShare(a.allocated, total_);
+    if (tree_) tree_->Adjust(*t.job, t.resreq, sign);
   }
+
   Resource total_;
   absl::flat_hash_map<const JobInfo*, Attr> attrs_;
+  std::unique_ptr<HdrfTree> tree_;  // with enableHierarchy only
 };
 
 }  // namespace

@@ -20,5 +20,6 @@ PluginOr NewNodeOrderPlugin(const Arguments& args);
 PluginOr NewBinpackPlugin(const Arguments& args);
 PluginOr NewOvercommitPlugin(const Arguments& args);
 PluginOr NewCapacityPlugin(const Arguments& args);
+PluginOr NewSlaPlugin(const Arguments& args);
 
 }  // namespace volcanic
