@@ -26,20 +26,6 @@ std::vector<NodeInfo*> PreemptionNodes(Session& ssn, const TaskInfo& preemptor, 
   return sorted;
 }
 
-void OrderVictims(const Session& ssn, const TaskInfo& preemptor, std::vector<TaskInfo*>* victims) {
-  const QueueInfo* preemptor_queue = preemptor.job ? ssn.FindQueue(preemptor.job->queue) : nullptr;
-  auto first = [&](const TaskInfo* l, const TaskInfo* r) {
-    if (l->job == r->job) return ssn.TaskOrder(*r, *l);
-    const QueueInfo* lq = ssn.FindQueue(l->job->queue);
-    const QueueInfo* rq = ssn.FindQueue(r->job->queue);
-    if (lq && rq && preemptor_queue && lq != rq) return ssn.VictimQueueOrder(*lq, *rq, *preemptor_queue);
-    if (ssn.JobOrder(*r->job, *l->job)) return true;
-    if (ssn.JobOrder(*l->job, *r->job)) return false;
-    return ssn.TaskOrder(*r, *l);
-  };
-  std::stable_sort(victims->begin(), victims->end(), first);
-}
-
 bool FitsAfterEvictions(const Session& ssn, const TaskInfo& preemptor, const NodeInfo& node) {
   const QueueInfo* q = ssn.FindQueue(preemptor.job->queue);
   if (!q || !ssn.Allocatable(*q, preemptor)) return false;
@@ -77,7 +63,7 @@ bool EvictAndPipeline(Session& ssn, Statement& stmt, TaskInfo* preemptor, NodeIn
   std::vector<TaskInfo*> victims = rule == VictimRule::kPreemptable ? ssn.Preemptable(*preemptor, candidates)
                                                                     : ssn.Reclaimable(*preemptor, candidates);
   if (!FreesEnough(*preemptor, *node, victims)) return false;
-  OrderVictims(ssn, *preemptor, &victims);
+  ssn.OrderVictims(*preemptor, &victims);
   Statement trial(ssn);
   for (TaskInfo* victim : victims) {
     if (FitsAfterEvictions(ssn, *preemptor, *node)) break;

@@ -27,11 +27,6 @@ enum class VictimRule { kPreemptable, kReclaimable };
 // node): by descending score when `by_score`, else by name.
 std::vector<NodeInfo*> PreemptionNodes(Session& ssn, const TaskInfo& preemptor, bool by_score);
 
-// Volcano's BuildVictimsPriorityQueue as a sort, first evicted first: tasks
-// of one job in reverse TaskOrder, tasks of jobs in different queues by
-// VictimQueueOrder, otherwise reverse JobOrder.
-void OrderVictims(const Session& ssn, const TaskInfo& preemptor, std::vector<TaskInfo*>* victims);
-
 // Whether `preemptor` can run on `node` now: its queue may allocate it, it
 // fits FutureIdle and every predicate passes.
 bool FitsAfterEvictions(const Session& ssn, const TaskInfo& preemptor, const NodeInfo& node);

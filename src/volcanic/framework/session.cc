@@ -302,6 +302,20 @@ bool Session::NodeLocal(const TaskInfo& t) const {
   return true;
 }
 
+void Session::OrderVictims(const TaskInfo& preemptor, std::vector<TaskInfo*>* victims) const {
+  const QueueInfo* preemptor_queue = preemptor.job ? FindQueue(preemptor.job->queue) : nullptr;
+  auto first = [&](const TaskInfo* l, const TaskInfo* r) {
+    if (l->job == r->job) return TaskOrder(*r, *l);
+    const QueueInfo* lq = FindQueue(l->job->queue);
+    const QueueInfo* rq = FindQueue(r->job->queue);
+    if (lq && rq && preemptor_queue && lq != rq) return VictimQueueOrder(*lq, *rq, *preemptor_queue);
+    if (JobOrder(*r->job, *l->job)) return true;
+    if (JobOrder(*l->job, *r->job)) return false;
+    return TaskOrder(*r, *l);
+  };
+  std::stable_sort(victims->begin(), victims->end(), first);
+}
+
 std::vector<TaskInfo*> Session::Preemptable(const TaskInfo& p, const std::vector<TaskInfo*>& c) const {
   return Victims<TaskInfo*>(preemptable_, p, c);
 }

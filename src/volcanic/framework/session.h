@@ -151,6 +151,10 @@ class Session {
   std::vector<TaskInfo*> Preemptable(const TaskInfo& preemptor, const std::vector<TaskInfo*>& candidates) const;
   std::vector<TaskInfo*> Reclaimable(const TaskInfo& reclaimer, const std::vector<TaskInfo*>& candidates) const;
   bool HasNodeOrder() const;
+  // Volcano's BuildVictimsPriorityQueue as a sort, first evicted first: tasks
+  // of one job in reverse TaskOrder, tasks of jobs in different queues by
+  // VictimQueueOrder, otherwise reverse JobOrder.
+  void OrderVictims(const TaskInfo& preemptor, std::vector<TaskInfo*>* victims) const;
 
   // State changes, used by Statement and backfill. Each fires the plugins'
   // event handlers and tells the node search which node changed.

@@ -29,7 +29,6 @@
 #include <algorithm>
 #include <map>
 
-#include "volcanic/actions/victims.h"
 #include "volcanic/framework/session.h"
 #include "volcanic/plugins/capacity_queues.h"
 #include "volcanic/plugins/plugins.h"
@@ -172,7 +171,7 @@ class CapacityPlugin : public Plugin {
     QueueAttr* mine = ready_ && reclaimer.job ? Find(reclaimer.job->queue) : nullptr;
     if (!mine) return victims;
     std::vector<TaskInfo*> ordered = reclaimees;
-    OrderVictims(ssn, reclaimer, &ordered);
+    ssn.OrderVictims(reclaimer, &ordered);
     std::map<const QueueAttr*, Resource> left;  // queues' allocations as victims are taken
     auto left_of = [&](QueueAttr* a) -> Resource& { return left.try_emplace(a, a->allocated).first->second; };
     for (TaskInfo* t : ordered) {
