@@ -43,12 +43,6 @@ void BindPlugins(py::module_& m) {
   m.attr("PLUGIN_HOOKS") = py::tuple(py::cast(hooks));
   m.def("register_plugin", &RegisterPlugin, py::arg("name"), py::arg("cls"), py::arg("hooks"),
         py::arg("node_local") = false);
-  m.def("builtin_plugin_names", [] {
-    std::vector<std::string> out;
-    for (const auto& n : Registry::Global().PluginNames())
-      if (Registry::Global().IsBuiltinPlugin(n)) out.push_back(n);
-    return out;
-  });
 }
 
 }  // namespace volcanic::bindings

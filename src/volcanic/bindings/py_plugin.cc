@@ -110,7 +110,12 @@ class PyPlugin : public Plugin {
   }
 
   ~PyPlugin() override {
-    if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+    if (!Py_IsInitialized() || _Py_IsFinalizing()) {  // leak rather than touch a finalized interpreter
+      views_.release();
+      for (auto& m : methods_) m.release();
+      instance_.release();
+      return;
+    }
     Gil gil;
     views_.reset();  // closes the views' scope
     for (auto& m : methods_) m = py::object();
