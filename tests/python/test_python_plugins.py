@@ -375,3 +375,34 @@ def test_registered_name_is_usable_at_once_and_re_registering_replaces():
             return 10.0 if n.name == "n2" else 0
     volcanic.register_plugin(Second)
     assert volcanic.schedule(objs, conf(["gang", "replaceable"]), now=NOW).binds == {"ns/p": "n2"}
+
+
+# The embedded cluster runs Python plugins in its scheduler; a failing one is reported and
+# retried, and the cluster goes on.
+
+def test_python_plugins_in_the_embedded_cluster():
+    state = {"fail": True}
+
+    class Picky(volcanic.Plugin):
+        name = "picky-cluster"
+
+        def predicate(self, task, n):
+            if state["fail"]:
+                raise RuntimeError("not today")
+            return None if n.name == "n2" else "only n2"
+    volcanic.register_plugin(Picky)
+    c = volcanic.Cluster(conf(["priority", "gang"], ["predicates", "picky-cluster"],
+                              actions="enqueue, allocate, backfill"))
+    ready = [{"type": "Ready", "status": "True"}]
+    c.apply([{"kind": "Node", "metadata": {"name": n}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi",
+                                                                                   "pods": "110"},
+                                                                   "conditions": ready}} for n in ("n1", "n2")])
+    c.apply({"kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+             "spec": {"schedulerName": "volcano", "containers": [{"name": "c", "image": "busybox"}]}})
+    c.run(2)
+    assert c.get("Pod", "p").get("spec", {}).get("nodeName") is None
+    assert any('plugin "picky-cluster" failed in predicate' in e and "RuntimeError: not today" in e
+               for e in c.errors)
+    state["fail"] = False
+    c.run(2)
+    assert c.get("Pod", "p")["spec"]["nodeName"] == "n2"
