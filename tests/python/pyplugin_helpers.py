@@ -19,7 +19,8 @@ def make_plugin(prefix: str = "py", *, node_local: bool = False, **hooks: Any) -
     """Registers a volcanic.Plugin subclass under a fresh name with the given hooks (functions
     taking self first) and class attributes; returns the class."""
     name = f"{prefix}-{next(_ids)}"
-    cls = type(f"Plugin_{name.replace('-', '_')}", (volcanic.Plugin,), {"name": name, "node_local": node_local, **hooks})
+    attributes = {"name": name, "node_local": node_local, **hooks}
+    cls = type(f"Plugin_{name.replace('-', '_')}", (volcanic.Plugin,), attributes)
     return volcanic.register_plugin(cls)
 
 

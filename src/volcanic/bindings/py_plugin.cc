@@ -132,7 +132,8 @@ class PyPlugin : public Plugin {
     RegisterNodeHooks(ssn);
     RegisterVictimHooks(ssn);
     RegisterJobHooks(ssn);
-    if (Has(kOnSessionOpen)) Guard(kOnSessionOpen, 0, [&] { return Ignore(Call(kOnSessionOpen, views_->SessionObject())); });
+    if (Has(kOnSessionOpen))
+      Guard(kOnSessionOpen, 0, [&] { return Ignore(Call(kOnSessionOpen, views_->SessionObject())); });
   }
 
   void OnSessionClose(Session& ssn) override {
@@ -178,7 +179,8 @@ class PyPlugin : public Plugin {
     const std::string& name = cls_->name;
     if (Has(kJobOrder))
       ssn.AddJobOrderFn(name, [this](const JobInfo& a, const JobInfo& b) {
-        return Guard(kJobOrder, 0, [&] { return Sign(kJobOrder, Call(kJobOrder, views_->Job(&a), views_->Job(&b))); });
+        return Guard(kJobOrder, 0,
+                     [&] { return Sign(kJobOrder, Call(kJobOrder, views_->Job(&a), views_->Job(&b))); });
       });
     if (Has(kTaskOrder))
       ssn.AddTaskOrderFn(name, [this](const TaskInfo& a, const TaskInfo& b) {
@@ -245,14 +247,16 @@ class PyPlugin : public Plugin {
     return 0;
   }
 
+  static std::optional<std::vector<TaskInfo*>> Abstain() { return std::nullopt; }
+
   void RegisterVictimHooks(Session& ssn) {
     if (Has(kPreemptable))
       ssn.AddPreemptableFn(cls_->name, [this](const TaskInfo& p, const std::vector<TaskInfo*>& c) {
-        return Guard(kPreemptable, std::optional<std::vector<TaskInfo*>>(), [&] { return Victims(kPreemptable, p, c); });
+        return Guard(kPreemptable, Abstain(), [&] { return Victims(kPreemptable, p, c); });
       });
     if (Has(kReclaimable))
       ssn.AddReclaimableFn(cls_->name, [this](const TaskInfo& p, const std::vector<TaskInfo*>& c) {
-        return Guard(kReclaimable, std::optional<std::vector<TaskInfo*>>(), [&] { return Victims(kReclaimable, p, c); });
+        return Guard(kReclaimable, Abstain(), [&] { return Victims(kReclaimable, p, c); });
       });
   }
 
@@ -285,7 +289,8 @@ class PyPlugin : public Plugin {
       });
     if (Has(kJobPipelined))
       ssn.AddJobPipelinedFn(name, [this](const JobInfo& j) {
-        return Guard(kJobPipelined, kAbstain, [&] { return Vote(kJobPipelined, Call(kJobPipelined, views_->Job(&j))); });
+        return Guard(kJobPipelined, kAbstain,
+                     [&] { return Vote(kJobPipelined, Call(kJobPipelined, views_->Job(&j))); });
       });
     if (Has(kJobEnqueueable))
       ssn.AddJobEnqueueableFn(name, [this](const JobInfo& j) {

@@ -43,7 +43,7 @@ bool Listed(const Resource& r, ResourceId id) { return id >= 0 && id < r.Size() 
 py::dict ResourceDict(const ResourceView& v) {
   py::dict out;
   for (int i = 0; i < v.r->Size(); ++i)
-    if (Listed(v.r->Get(i))) out[py::str(ResourceNames::Name(i))] = py::reinterpret_steal<py::object>(Amount(v.r->Get(i)));
+    if (Listed(v.r->Get(i))) out[py::str(ResourceNames::Name(i))] = Steal(Amount(v.r->Get(i)));
   return out;
 }
 
@@ -86,8 +86,8 @@ struct MappingSlots {
       py::object mine = Dict(v);
       py::object theirs = py::reinterpret_borrow<py::object>(other);
       if (Py_TYPE(other) == Py_TYPE(self)) theirs = Dict(Of<T>(other));
-      if (!PyDict_Check(theirs.ptr()) && !PyObject_IsInstance(theirs.ptr(), py::module_::import("collections.abc").attr("Mapping").ptr()))
-        return Py_NewRef(Py_NotImplemented);
+      py::object mapping = py::module_::import("collections.abc").attr("Mapping");
+      if (!PyDict_Check(theirs.ptr()) && !py::isinstance(theirs, mapping)) return Py_NewRef(Py_NotImplemented);
       bool eq = mine.equal(py::dict(theirs));
       return Bool(op == Py_EQ ? eq : !eq);
     });
@@ -104,6 +104,8 @@ struct MappingSlots {
 
 using ResourceSlots = MappingSlots<ResourceView, &ResourceDict>;
 using LabelsSlots = MappingSlots<LabelsView, &LabelsDict>;
+PyObject* ResourceRepr(PyObject* self) { return ResourceSlots::Repr(self, "ResourceView"); }
+PyObject* LabelsRepr(PyObject* self) { return LabelsSlots::Repr(self, "LabelsView"); }
 
 PyObject* ResourceGetItem(PyObject* self, PyObject* key) {
   ResourceView& v = Of<ResourceView>(self);
@@ -238,12 +240,13 @@ void BindMappings(py::module_& m) {
       {Py_tp_iter, reinterpret_cast<void*>(&ResourceSlots::Iter)},
       {Py_tp_richcompare, reinterpret_cast<void*>(&ResourceSlots::Compare)},
       {Py_tp_hash, reinterpret_cast<void*>(&PyObject_HashNotImplemented)},
-      {Py_tp_repr, reinterpret_cast<void*>(+[](PyObject* self) { return ResourceSlots::Repr(self, "ResourceView"); })},
+      {Py_tp_repr, reinterpret_cast<void*>(&ResourceRepr)},
       {Py_tp_getset, kResourceGetSet},
       {Py_tp_methods, kResourceMethods},
       {Py_tp_doc, const_cast<char*>(kResourceDoc)},
       {0, nullptr}};
-  g_resource_type = NewType(m, "ResourceView", "volcanic._core.ResourceView", resource_slots, sizeof(Box<ResourceView>));
+  g_resource_type =
+      NewType(m, "ResourceView", "volcanic._core.ResourceView", resource_slots, sizeof(Box<ResourceView>));
   PyType_Slot labels_slots[] = {
       {Py_tp_dealloc, reinterpret_cast<void*>(&Dealloc<LabelsView>)},
       {Py_mp_subscript, reinterpret_cast<void*>(&LabelsGetItem)},
@@ -252,7 +255,7 @@ void BindMappings(py::module_& m) {
       {Py_tp_iter, reinterpret_cast<void*>(&LabelsSlots::Iter)},
       {Py_tp_richcompare, reinterpret_cast<void*>(&LabelsSlots::Compare)},
       {Py_tp_hash, reinterpret_cast<void*>(&PyObject_HashNotImplemented)},
-      {Py_tp_repr, reinterpret_cast<void*>(+[](PyObject* self) { return LabelsSlots::Repr(self, "LabelsView"); })},
+      {Py_tp_repr, reinterpret_cast<void*>(&LabelsRepr)},
       {Py_tp_methods, kLabelsMethods},
       {Py_tp_doc, const_cast<char*>("Read-only labels or annotations, str -> str. Valid while its session runs.")},
       {0, nullptr}};

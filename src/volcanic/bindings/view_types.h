@@ -77,7 +77,9 @@ PyGetSetDef Prop(const char* name, GetFn<T> fn, const char* doc = nullptr) {
 }
 
 // New references from engine values.
-inline PyObject* Str(const std::string& s) { return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size())); }
+inline PyObject* Str(const std::string& s) {
+  return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
+}
 inline PyObject* StrOrNone(const std::string& s) { return s.empty() ? Py_NewRef(Py_None) : Str(s); }
 inline PyObject* Int(int64_t v) { return PyLong_FromLongLong(v); }
 inline PyObject* Bool(bool b) { return PyBool_FromLong(b); }

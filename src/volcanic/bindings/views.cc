@@ -57,6 +57,14 @@ PyObject* Repr(PyObject* self) {
   return Guarded([&] { return PyUnicode_FromFormat("<%s %s>", type, Describe(v).c_str()); });
 }
 
+// Lazily made member views.
+PyObject* LazyResource(py::object& slot, const Resource* r, const ScopeRef& scope) {
+  return Lazy(slot, [&] { return Steal(NewResourceView(r, scope)); });
+}
+PyObject* LazyLabels(py::object& slot, const Labels* m, const ScopeRef& scope) {
+  return Lazy(slot, [&] { return Steal(NewLabelsView(m, scope)); });
+}
+
 PyObject* TaskList(ViewCache* cache, const absl::btree_map<std::string, TaskInfo*>& tasks) {
   std::vector<const TaskInfo*> list;
   list.reserve(tasks.size());
@@ -83,16 +91,12 @@ PyGetSetDef kTaskGetSet[] = {
     Prop<TaskView>("uid", [](TaskView& v) { return Str(v.t->uid); }),
     Prop<TaskView>("role", [](TaskView& v) { return Str(v.t->role); }, "annotation volcano.sh/task-spec"),
     Prop<TaskView>("job", [](TaskView& v) { return Own(v.cache->Job(v.t->job)); }),
-    Prop<TaskView>("resreq",
-                   [](TaskView& v) { return Lazy(v.resreq, [&] { return Steal(NewResourceView(&v.t->resreq, v.scope)); }); },
+    Prop<TaskView>("resreq", [](TaskView& v) { return LazyResource(v.resreq, &v.t->resreq, v.scope); },
                    "requests (ResourceView)"),
     Prop<TaskView>("priority", [](TaskView& v) { return Int(v.t->priority); }),
     Prop<TaskView>("preemptable", [](TaskView& v) { return Bool(v.t->preemptable); }),
-    Prop<TaskView>("labels",
-                   [](TaskView& v) { return Lazy(v.labels, [&] { return Steal(NewLabelsView(&v.t->labels, v.scope)); }); }),
-    Prop<TaskView>("annotations", [](TaskView& v) {
-      return Lazy(v.annotations, [&] { return Steal(NewLabelsView(&v.t->annotations, v.scope)); });
-    }),
+    Prop<TaskView>("labels", [](TaskView& v) { return LazyLabels(v.labels, &v.t->labels, v.scope); }),
+    Prop<TaskView>("annotations", [](TaskView& v) { return LazyLabels(v.annotations, &v.t->annotations, v.scope); }),
     Prop<TaskView>("node", [](TaskView& v) { return Own(v.cache->Node(v.t->node)); }, "NodeView, or None"),
     Prop<TaskView>("node_name", [](TaskView& v) { return StrOrNone(v.t->node_name); }),
     Prop<TaskView>("status", [](TaskView& v) { return PyUnicode_FromString(StatusName(v.t->status)); },
@@ -101,16 +105,13 @@ PyGetSetDef kTaskGetSet[] = {
 
 template <Resource NodeInfo::*Field, py::object NodeView::*Slot>
 PyObject* NodeResource(NodeView& v) {
-  return Lazy(v.*Slot, [&] { return Steal(NewResourceView(&(v.n->*Field), v.scope)); });
+  return LazyResource(v.*Slot, &(v.n->*Field), v.scope);
 }
 
 PyGetSetDef kNodeGetSet[] = {
     Prop<NodeView>("name", [](NodeView& v) { return Str(v.n->name); }),
-    Prop<NodeView>("labels",
-                   [](NodeView& v) { return Lazy(v.labels, [&] { return Steal(NewLabelsView(&v.n->labels, v.scope)); }); }),
-    Prop<NodeView>("annotations", [](NodeView& v) {
-      return Lazy(v.annotations, [&] { return Steal(NewLabelsView(&v.n->annotations, v.scope)); });
-    }),
+    Prop<NodeView>("labels", [](NodeView& v) { return LazyLabels(v.labels, &v.n->labels, v.scope); }),
+    Prop<NodeView>("annotations", [](NodeView& v) { return LazyLabels(v.annotations, &v.n->annotations, v.scope); }),
     Prop<NodeView>("taints", [](NodeView& v) { return Taints(*v.n); }, "a new list of {key, value, effect} dicts"),
     Prop<NodeView>("allocatable", &NodeResource<&NodeInfo::allocatable, &NodeView::allocatable>),
     Prop<NodeView>("idle", &NodeResource<&NodeInfo::idle, &NodeView::idle>),
@@ -128,23 +129,19 @@ PyGetSetDef kJobGetSet[] = {
     Prop<JobView>("queue", [](JobView& v) { return Str(v.j->queue); }, "the queue's name"),
     Prop<JobView>("priority", [](JobView& v) { return Int(v.j->priority); }),
     Prop<JobView>("min_available", [](JobView& v) { return Int(v.j->min_available); }),
-    Prop<JobView>("creation_timestamp", [](JobView& v) { return Float(static_cast<double>(v.j->creation_ms) / 1000); },
+    Prop<JobView>("creation_timestamp",
+                  [](JobView& v) { return Float(static_cast<double>(v.j->creation_ms) / 1000); },
                   "seconds since the epoch"),
     Prop<JobView>("phase", [](JobView& v) { return Str(v.j->phase); }),
     Prop<JobView>("tasks", [](JobView& v) { return TaskList(v.cache, v.j->tasks); }, "a new list of TaskViews"),
-    Prop<JobView>("allocated", [](JobView& v) {
-      return Lazy(v.allocated, [&] { return Steal(NewResourceView(&v.j->allocated, v.scope)); });
-    }),
-    Prop<JobView>("labels",
-                  [](JobView& v) { return Lazy(v.labels, [&] { return Steal(NewLabelsView(&v.j->labels, v.scope)); }); }),
-    Prop<JobView>("annotations", [](JobView& v) {
-      return Lazy(v.annotations, [&] { return Steal(NewLabelsView(&v.j->annotations, v.scope)); });
-    }),
+    Prop<JobView>("allocated", [](JobView& v) { return LazyResource(v.allocated, &v.j->allocated, v.scope); }),
+    Prop<JobView>("labels", [](JobView& v) { return LazyLabels(v.labels, &v.j->labels, v.scope); }),
+    Prop<JobView>("annotations", [](JobView& v) { return LazyLabels(v.annotations, &v.j->annotations, v.scope); }),
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 template <Resource QueueInfo::*Field, py::object QueueView::*Slot>
 PyObject* QueueResource(QueueView& v) {
-  return Lazy(v.*Slot, [&] { return Steal(NewResourceView(&(v.q->*Field), v.scope)); });
+  return LazyResource(v.*Slot, &(v.q->*Field), v.scope);
 }
 
 PyGetSetDef kQueueGetSet[] = {
@@ -192,7 +189,8 @@ PyGetSetDef kSessionGetSet[] = {
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 template <typename T>
-PyTypeObject* EntityType(py::module_& m, const char* name, const char* qualified, PyGetSetDef* getset, const char* doc) {
+PyTypeObject* EntityType(py::module_& m, const char* name, const char* qualified, PyGetSetDef* getset,
+                         const char* doc) {
   PyType_Slot slots[] = {{Py_tp_dealloc, reinterpret_cast<void*>(&Dealloc<T>)},
                          {Py_tp_getset, getset},
                          {Py_tp_repr, reinterpret_cast<void*>(&Repr<T>)},
@@ -311,9 +309,9 @@ const TaskInfo* TaskOf(py::handle obj) {
 void BindViews(py::module_& m) {
   BindMappings(m);
   g_task_type = EntityType<TaskView>(m, "TaskView", "volcanic._core.TaskView", kTaskGetSet,
-                                     "A pod as the scheduler sees it: read-only, live, valid while its session runs.");
+                                     "A pod as the scheduler sees it: read-only, live, valid during its session.");
   g_node_type = EntityType<NodeView>(m, "NodeView", "volcanic._core.NodeView", kNodeGetSet,
-                                     "A node as the scheduler sees it: read-only, live, valid while its session runs.");
+                                     "A node as the scheduler sees it: read-only, live, valid during its session.");
   g_job_type = EntityType<JobView>(m, "JobView", "volcanic._core.JobView", kJobGetSet,
                                    "A job (PodGroup): read-only, live, valid while its session runs.");
   g_queue_type = EntityType<QueueView>(m, "QueueView", "volcanic._core.QueueView", kQueueGetSet,
