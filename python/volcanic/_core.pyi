@@ -1,6 +1,6 @@
 """Type stub of the private native module volcanic._core."""
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator, Mapping, overload
 
 class Scheduler:
     def __init__(self, conf_json: str | None = None) -> None: ...
@@ -12,3 +12,91 @@ class Scheduler:
 
 def plugin_names() -> list[str]: ...
 def action_names() -> list[str]: ...
+
+# Python plugins (volcanic.scheduler.plugins; docs/plugins-python.md).
+PLUGIN_HOOKS: tuple[str, ...]
+
+def register_plugin(name: str, cls: type, hooks: list[str], node_local: bool = False) -> None: ...
+
+# Views: read-only, live, valid only while their session runs (RuntimeError after).
+class ResourceView(Mapping[str, int | float]):
+    """name -> amount in engine units (cpu millicores, memory bytes, others milli-units); a
+    missing name reads 0 (math.inf for a dimension a limit leaves unbounded)."""
+    @property
+    def cpu(self) -> int | float: ...
+    @property
+    def memory(self) -> int | float: ...
+    def __getitem__(self, name: str) -> int | float: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __len__(self) -> int: ...
+    @overload
+    def get(self, name: str) -> int | float | None: ...
+    @overload
+    def get(self, name: str, default: Any) -> Any: ...
+
+class LabelsView(Mapping[str, str]):
+    def __getitem__(self, key: str) -> str: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __len__(self) -> int: ...
+
+class TaskView:
+    name: str
+    namespace: str
+    key: str
+    uid: str
+    role: str
+    job: JobView | None
+    resreq: ResourceView
+    priority: int
+    preemptable: bool
+    labels: LabelsView
+    annotations: LabelsView
+    node: NodeView | None
+    node_name: str | None
+    status: str
+
+class NodeView:
+    name: str
+    labels: LabelsView
+    annotations: LabelsView
+    taints: list[dict[str, str]]
+    allocatable: ResourceView
+    idle: ResourceView
+    used: ResourceView
+    releasing: ResourceView
+    pipelined: ResourceView
+    tasks: list[TaskView]
+
+class JobView:
+    key: str
+    name: str
+    namespace: str
+    uid: str
+    queue: str
+    priority: int
+    min_available: int
+    creation_timestamp: float
+    phase: str
+    tasks: list[TaskView]
+    allocated: ResourceView
+    labels: LabelsView
+    annotations: LabelsView
+
+class QueueView:
+    name: str
+    weight: int
+    parent: str | None
+    state: str
+    reclaimable: bool
+    capability: ResourceView
+    deserved: ResourceView
+    guarantee: ResourceView
+    allocated: ResourceView
+
+class SessionView:
+    jobs: list[JobView]
+    nodes: list[NodeView]
+    queues: list[QueueView]
+    now: float
+    uid: str
+

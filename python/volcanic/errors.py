@@ -19,3 +19,13 @@ class AdmissionError(ValueError):
                  name: str | None = None) -> None:
         super().__init__(message)
         self.kind, self.namespace, self.name = kind, namespace, name
+
+
+class PluginError(RuntimeError):
+    """A scheduler plugin failed while a session ran (a Python plugin raised, or answered a
+    hook with a value of the wrong type). `plugin` is the plugin's name; the message names the
+    hook and carries the traceback. The session that failed changed nothing in the cache."""
+
+    def __init__(self, message: str, plugin: str = "") -> None:
+        super().__init__(message)
+        self.plugin = plugin

@@ -14,7 +14,8 @@ NOW = 1_700_000_000
 
 def test_public_api_is_exactly_the_contract():
     assert sorted(volcanic.__all__) == ["AdmissionError", "Cluster", "ConfigError", "Decisions", "InvalidObject",
-                                        "Scheduler", "schedule"]
+                                        "Plugin", "PluginError", "Scheduler", "register_plugin", "schedule"]
+    assert issubclass(volcanic.PluginError, RuntimeError)
     assert issubclass(volcanic.AdmissionError, ValueError)
     assert issubclass(volcanic.InvalidObject, ValueError)
     assert issubclass(volcanic.ConfigError, ValueError)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import resource
+import runpy
 import time
 from typing import Any
 
@@ -13,7 +14,27 @@ from volcanic.scheduler import Scheduler
 PRESETS = {"small": (100, 1_000), "medium": (1_000, 10_000), "large": (10_000, 100_000)}
 
 
-def run_bench(preset: str, seed: int = 1, conf: Any = None) -> dict[str, Any]:
+# Volcano's default configuration (framework/conf.cc DefaultSchedulerConf) with its one node
+# scorer, nodeorder, swapped for another by `--scorer`.
+DEFAULT_TIERS = [["priority", "gang", "conformance"], ["overcommit", "drf", "predicates", "proportion", "nodeorder"]]
+
+
+def scorer_conf(scorer: str) -> dict[str, Any]:
+    """Volcano's default configuration with `scorer` (e.g. binpack, or a Python plugin such as
+    py-binpack from examples/binpack_plugin.py) in place of nodeorder."""
+    tiers = [[scorer if name == "nodeorder" else name for name in tier] for tier in DEFAULT_TIERS]
+    return {"actions": "enqueue, allocate, backfill",
+            "tiers": [{"plugins": [{"name": name} for name in tier]} for tier in tiers]}
+
+
+def load_plugin_file(path: str) -> None:
+    """Runs a Python file that registers scheduler plugins (volcanic.register_plugin)."""
+    runpy.run_path(path, run_name="volcanic_bench_plugins")
+
+
+def run_bench(preset: str, seed: int = 1, conf: Any = None, scorer: str | None = None) -> dict[str, Any]:
+    if scorer is not None:
+        conf = scorer_conf(scorer)
     nodes, pods = PRESETS[preset]
     objs = synthetic_cluster(nodes, pods, seed=seed)
     s = Scheduler(conf)
@@ -26,7 +47,8 @@ def run_bench(preset: str, seed: int = 1, conf: Any = None) -> dict[str, Any]:
     session = time.perf_counter() - start
     placed = len(d.binds) + len(d.pipelined)
     allocate = d.action_seconds.get("allocate", 0.0)
-    return {
+    extra = {"scorer": scorer} if scorer is not None else {}
+    return {**extra,
         "preset": preset,
         "nodes": nodes,
         "pods": pods,

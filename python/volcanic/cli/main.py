@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import yaml
 
-from volcanic.errors import AdmissionError, ConfigError, InvalidObject
+from volcanic.errors import AdmissionError, ConfigError, InvalidObject, PluginError
 
 
 def _load_objects(paths: Sequence[str]) -> list[dict[str, Any]]:
@@ -148,11 +148,16 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         print(f"  jobs      {', '.join(f'{k} {v}' for k, v in sorted(result['job_phases'].items()))}")
         print(f"  peak RSS  {result['peak_rss_mb']} MB")
         return 0
-    result = run_bench(args.preset, seed=args.seed)
+    from volcanic.bench.run import load_plugin_file
+
+    for path in args.plugin or []:
+        load_plugin_file(path)
+    result = run_bench(args.preset, seed=args.seed, scorer=args.scorer)
     if args.json:
         print(json.dumps(result))
         return 0
-    print(f"preset {result['preset']}: {result['nodes']} nodes, {result['pods']} pods (seed {args.seed})")
+    scorer = f", scorer {args.scorer}" if args.scorer else ""
+    print(f"preset {result['preset']}: {result['nodes']} nodes, {result['pods']} pods (seed {args.seed}{scorer})")
     print(f"  ingest   {result['ingest_s']:.3f} s")
     for action, seconds in result["actions"].items():
         print(f"  {action:<8} {seconds:.4f} s")
@@ -182,6 +187,12 @@ def build_parser() -> argparse.ArgumentParser:
                    default="medium", help="small/medium/large: one session; e2e-*: a whole workload in the "
                    "embedded cluster; admission: the HTTPS admission webhook")
     b.add_argument("--seed", type=int, default=1)
+    b.add_argument("--plugin", action="append", metavar="FILE",
+                   help="a Python file that registers scheduler plugins (e.g. examples/binpack_plugin.py); "
+                   "repeatable")
+    b.add_argument("--scorer", metavar="PLUGIN",
+                   help="small/medium/large: run Volcano's default configuration with this plugin in place of "
+                   "nodeorder (binpack, or py-binpack from examples/binpack_plugin.py)")
     b.add_argument("--json", action="store_true", help="print one JSON line")
     b.set_defaults(func=_cmd_bench)
     w = sub.add_parser("webhook", help="serve Volcano's admission webhook over HTTPS (see docs/admission.md)")
@@ -206,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (InvalidObject, ConfigError, AdmissionError, OSError, yaml.YAMLError) as e:
+    except (InvalidObject, ConfigError, AdmissionError, PluginError, OSError, yaml.YAMLError) as e:
         print(f"volcanic: error: {e}", file=sys.stderr)
         return 1
 

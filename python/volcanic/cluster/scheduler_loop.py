@@ -20,6 +20,7 @@ from typing import Any
 
 from volcanic.cluster.store import StoreError, clone, rfc3339
 from volcanic.controllers.runtime import Context, Handler, Informers
+from volcanic.errors import PluginError
 from volcanic.scheduler.engine import SCHEDULER_KINDS, Decisions, Scheduler
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,14 @@ class SchedulerLoop:
         self._dirty = False
         self.sessions += 1
         start = time.perf_counter()
-        d = self.engine.run_once(self.ctx.clock.now(), changed_only=True)
+        try:
+            d = self.engine.run_once(self.ctx.clock.now(), changed_only=True)
+        except PluginError as e:
+            # A Python plugin failed: the session changed nothing; try again next period, as a
+            # scheduler would after logging it.
+            self.informers.errors.append(f"scheduler: {e}")
+            self._dirty = True
+            return
         self.seconds["session"] += time.perf_counter() - start
         for action, seconds in d.action_seconds.items():
             self.seconds[action] = self.seconds.get(action, 0.0) + seconds

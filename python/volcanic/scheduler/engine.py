@@ -9,6 +9,7 @@ from typing import Any, Iterable
 
 from volcanic import _core
 from volcanic.scheduler.conf import load_conf
+from volcanic.scheduler.plugins import load_entry_point_plugins, plugin_names_in
 
 # The kinds the engine reads; others are skipped by schedule().
 SCHEDULER_KINDS = frozenset({"Node", "Pod", "PodGroup", "Queue", "PriorityClass", "Namespace"})
@@ -50,7 +51,9 @@ class Scheduler:
     """
 
     def __init__(self, conf: str | dict[str, Any] | None = None) -> None:
-        self._core = _core.Scheduler(load_conf(conf))
+        conf_json = load_conf(conf)
+        load_entry_point_plugins(plugin_names_in(conf_json))
+        self._core = _core.Scheduler(conf_json)
 
     def upsert(self, obj: dict[str, Any] | str | bytes) -> None:
         """Adds or replaces an object (a dict, or JSON text) by kind and key."""
@@ -66,6 +69,9 @@ class Scheduler:
 
     def run_once(self, now: float | None = None, changed_only: bool = False) -> Decisions:
         """Runs one session; `now` is seconds since the epoch (default: the wall clock).
+
+        A Python plugin that fails raises volcanic.PluginError; the failed session leaves the
+        cache as it was.
 
         With changed_only, `podgroups` and `queues` hold only the statuses that differ from
         what the PodGroup and Queue objects last upserted say (what a status writer needs).

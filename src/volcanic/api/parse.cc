@@ -372,6 +372,7 @@ absl::StatusOr<NodeInfo> ParseNode(const json& obj) {
   n.name = m.name;
   n.has_object = true;
   n.labels = std::move(m.labels);
+  n.annotations = std::move(m.annotations);
   ASSIGN_OR_RETURN(const json* spec, f.Find(obj, "spec", ""));
   if (spec) {
     ASSIGN_OR_RETURN(auto unsched, f.Bool(*spec, "unschedulable", "spec"));

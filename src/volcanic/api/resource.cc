@@ -58,6 +58,13 @@ ResourceId ResourceNames::Intern(absl::string_view name) {
   return id;
 }
 
+ResourceId ResourceNames::Find(absl::string_view name) {
+  NameTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto it = t.ids.find(name);
+  return it == t.ids.end() ? -1 : it->second;
+}
+
 std::string ResourceNames::Name(ResourceId id) {
   NameTable& t = Table();
   std::lock_guard<std::mutex> lock(t.mu);

@@ -32,6 +32,7 @@ inline constexpr ResourceId kPods = 3;
 class ResourceNames {
  public:
   static ResourceId Intern(absl::string_view name);
+  static ResourceId Find(absl::string_view name);  // -1 for a name never interned
   static std::string Name(ResourceId id);
   static bool IsBytes(ResourceId id);  // measured in bytes rather than milli-units
   static int Count();
@@ -53,6 +54,7 @@ class Resource {
   }
   void Set(ResourceId id, int64_t value);
   int Size() const { return static_cast<int>(v_.size()); }
+  int64_t fill() const { return fill_; }  // what dimensions beyond Size() read as
   // Number of dimensions worth visiting when comparing with another vector.
   int Span(const Resource& o) const { return std::max(Size(), o.Size()); }
 

@@ -87,7 +87,7 @@ struct TaskInfo {
 struct NodeInfo {
   std::string name;
   bool has_object = false;  // false: a placeholder for pods bound to an unknown node
-  Labels labels;
+  Labels labels, annotations;
   std::vector<Taint> taints;
   bool unschedulable = false;
   bool ready_condition = true;

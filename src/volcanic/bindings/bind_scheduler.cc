@@ -2,8 +2,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "volcanic/api/errors.h"
 #include "volcanic/bindings/convert.h"
@@ -75,12 +77,15 @@ SchedulerConf ConfFrom(const std::optional<std::string>& conf_json) {
 
 // One Scheduler may be used from several Python threads: a session runs
 // without the GIL, so every use of the cache takes `mu_` (with the GIL
-// released while waiting, so other Python threads run meanwhile).
+// released while waiting, so other Python threads run meanwhile). A Python
+// plugin's hook that calls back into the scheduler running it would wait for
+// itself: that raises RuntimeError instead.
 class PyScheduler {
  public:
   explicit PyScheduler(const std::optional<std::string>& conf_json) : s_(ConfFrom(conf_json)) {}
 
   bool Upsert(const py::handle& obj) {
+    NotFromOwnSession();
     nlohmann::json j = ToJson(obj);
     absl::StatusOr<bool> r;
     {
@@ -99,6 +104,7 @@ class PyScheduler {
   }
 
   void Delete(const std::string& kind, const std::string& name, const std::optional<std::string>& ns) {
+    NotFromOwnSession();
     absl::Status st;
     {
       py::gil_scoped_release release;
@@ -109,6 +115,7 @@ class PyScheduler {
   }
 
   void Forget(const std::string& key) {
+    NotFromOwnSession();
     absl::Status st;
     {
       py::gil_scoped_release release;
@@ -120,18 +127,27 @@ class PyScheduler {
   }
 
   py::dict RunOnce(int64_t now_ms, bool changed_only) {
+    NotFromOwnSession();
     absl::StatusOr<Decisions> d;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mu_);
+      session_thread_ = std::this_thread::get_id();
       d = s_.RunOnce(now_ms, changed_only);
+      session_thread_ = std::thread::id();
     }
     Check(d.status());
     return ToPython(*d);
   }
 
  private:
+  void NotFromOwnSession() const {
+    if (session_thread_.load() == std::this_thread::get_id())
+      throw std::runtime_error("a plugin cannot use the Scheduler whose session is running it");
+  }
+
   std::mutex mu_;
+  std::atomic<std::thread::id> session_thread_{};
   Scheduler s_;
 };
 

@@ -85,6 +85,12 @@ nlohmann::json ToJson(const py::handle& obj) {
 }
 
 void Raise(const absl::Status& status) {
+  if (IsPluginError(status)) {
+    py::object type = py::module_::import("volcanic.errors").attr("PluginError");
+    py::object error = type(std::string(status.message()), PluginOf(status));
+    PyErr_SetObject(type.ptr(), error.ptr());
+    throw py::error_already_set();
+  }
   const char* cls = IsObjectError(status) ? "InvalidObject" : IsConfigError(status) ? "ConfigError" : nullptr;
   std::string message(status.message());
   if (!cls) throw std::runtime_error(message);

@@ -19,8 +19,8 @@ inline constexpr int kMaxDepth = 64;
 // volcanic.InvalidObject naming the path.
 nlohmann::json ToJson(const py::handle& obj);
 
-// Raises volcanic.InvalidObject or volcanic.ConfigError (by status code), or
-// RuntimeError for anything else.
+// Raises volcanic.InvalidObject, volcanic.ConfigError or volcanic.PluginError
+// (by status code), or RuntimeError for anything else.
 [[noreturn]] void Raise(const absl::Status& status);
 inline void Check(const absl::Status& status) {
   if (!status.ok()) Raise(status);

@@ -164,6 +164,7 @@ absl::Status Cache::UpsertNode(const json& obj) {
   // Keep the tasks and their accounting; replace what the object says.
   node->has_object = true;
   node->labels = std::move(parsed.labels);
+  node->annotations = std::move(parsed.annotations);
   node->taints = std::move(parsed.taints);
   node->unschedulable = parsed.unschedulable;
   node->ready_condition = parsed.ready_condition;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -205,15 +206,25 @@ Registry& Registry::Global() {
 Registry::Registry() {
   RegisterBuiltinPlugins(*this);
   RegisterBuiltinActions(*this);
+  builtin_plugins_ = plugins_.size();
 }
 
 void Registry::AddPlugin(const std::string& name, PluginFactory factory) {
+  PluginFactory replaced;  // destroyed outside the lock: it may hold a Python object
+  std::lock_guard<std::mutex> lock(mu_);
   for (auto& [n, f] : plugins_)
     if (n == name) {
-      f = std::move(factory);
+      replaced = std::exchange(f, std::move(factory));
       return;
     }
   plugins_.emplace_back(name, std::move(factory));
+}
+
+bool Registry::IsBuiltinPlugin(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < builtin_plugins_ && i < plugins_.size(); ++i)
+    if (plugins_[i].first == name) return true;
+  return false;
 }
 
 void Registry::AddAction(const std::string& name, ActionFactory factory) {
@@ -222,8 +233,13 @@ void Registry::AddAction(const std::string& name, ActionFactory factory) {
 
 absl::StatusOr<std::unique_ptr<Plugin>> Registry::BuildPlugin(const std::string& name,
                                                               const Arguments& args) const {
-  for (const auto& [n, f] : plugins_)
-    if (n == name) return f(args);
+  PluginFactory factory;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [n, f] : plugins_)
+      if (n == name) factory = f;
+  }
+  if (factory) return factory(args);
   return ConfigError(absl::StrCat("unknown plugin \"", name, "\"; known plugins: ",
                                   absl::StrJoin(PluginNames(), ", ")));
 }
@@ -237,6 +253,7 @@ absl::StatusOr<std::unique_ptr<Action>> Registry::BuildAction(const std::string&
 }
 
 std::vector<std::string> Registry::PluginNames() const {
+  std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> out;
   for (const auto& [n, f] : plugins_) out.push_back(n);
   std::sort(out.begin(), out.end());

@@ -95,45 +95,63 @@ NodeSearch::Result NodeSearch::FindGeneric(const TaskInfo& task, bool resource_c
 NodeSearch::ClassIndex& NodeSearch::Index(const TaskInfo& task) {
   if (static_cast<int>(classes_.size()) <= task.class_id) classes_.resize(task.class_id + 1);
   auto& ci = classes_[task.class_id];
+  scratch_indices_.clear();
   if (!ci) {
     ci = std::make_unique<ClassIndex>();
     size_t n = ssn_.nodes().size();
     ci->seen_version.assign(n, 0);
     ci->key.assign(n, {kNoFit, 0, 0});
     ci->reasons.resize(n);
-    for (size_t i = 0; i < n; ++i) Refresh(*ci, task, static_cast<int>(i));
+    for (size_t i = 0; i < n; ++i) scratch_indices_.push_back(static_cast<int>(i));
     ci->cursor = change_log_.size();
-    return *ci;
   }
   for (; ci->cursor < change_log_.size(); ++ci->cursor) {
     int i = change_log_[ci->cursor];
-    if (ssn_.nodes()[i]->version != ci->seen_version[i]) Refresh(*ci, task, i);
+    uint64_t version = ssn_.nodes()[i]->version;
+    if (version == ci->seen_version[i]) continue;  // seen, or already listed
+    ci->seen_version[i] = version;
+    scratch_indices_.push_back(i);
   }
+  if (!scratch_indices_.empty()) Refresh(*ci, task, scratch_indices_);
   return *ci;
 }
 
-void NodeSearch::Refresh(ClassIndex& ci, const TaskInfo& task, int i) {
-  NodeInfo* node = ssn_.nodes()[i];
-  ci.seen_version[i] = node->version;
+// Evaluates the listed nodes, then scores the fitting ones in one batch:
+// node-local scores do not depend on which other nodes share the batch, and
+// one call for many nodes is what makes batch plugins (Python ones above
+// all) cheap.
+void NodeSearch::Refresh(ClassIndex& ci, const TaskInfo& task, const std::vector<int>& indices) {
   ci.errors_valid = false;
-  if (ci.key[i].group != kNoFit) ci.ranked.erase(ci.key[i]);
-  scratch_reasons_.clear();
-  ResourceId short_of;
-  Fit fit = Evaluate(task, *node, true, &short_of, &scratch_reasons_);
-  ci.reasons[i].clear();
-  if (fit == kNoFit) {
-    ci.key[i] = {kNoFit, 0, i};
-    if (short_of >= 0) ci.reasons[i].push_back(InsufficientReasonId(short_of));
-    for (const auto& r : scratch_reasons_) ci.reasons[i].push_back(ReasonId(r));
-    return;
+  scratch_fitting_.clear();
+  scratch_fit_nodes_.clear();
+  for (int i : indices) {
+    NodeInfo* node = ssn_.nodes()[i];
+    ci.seen_version[i] = node->version;
+    if (ci.key[i].group != kNoFit) ci.ranked.erase(ci.key[i]);
+    scratch_reasons_.clear();
+    ResourceId short_of;
+    Fit fit = Evaluate(task, *node, true, &short_of, &scratch_reasons_);
+    ci.reasons[i].clear();
+    ci.key[i] = {fit, 0, i};
+    if (fit == kNoFit) {
+      if (short_of >= 0) ci.reasons[i].push_back(InsufficientReasonId(short_of));
+      for (const auto& r : scratch_reasons_) ci.reasons[i].push_back(ReasonId(r));
+      continue;
+    }
+    scratch_fitting_.push_back(i);
+    scratch_fit_nodes_.push_back(node);
   }
-  double score = 0;
+  if (scratch_fitting_.empty()) return;
   if (ssn_.HasNodeOrder()) {
-    ssn_.NodeScores(task, absl::MakeConstSpan(&node, 1), &scratch_scores_);
-    score = scratch_scores_[0];
+    ssn_.NodeScores(task, scratch_fit_nodes_, &scratch_scores_);
+  } else {
+    scratch_scores_.assign(scratch_fitting_.size(), 0.0);
   }
-  ci.key[i] = {fit, score, i};
-  ci.ranked.insert(ci.key[i]);
+  for (size_t k = 0; k < scratch_fitting_.size(); ++k) {
+    int i = scratch_fitting_[k];
+    ci.key[i].score = scratch_scores_[k];
+    ci.ranked.insert(ci.key[i]);
+  }
 }
 
 NodeSearch::Result NodeSearch::FindIndexed(const TaskInfo& task, FitErrors* errors) {

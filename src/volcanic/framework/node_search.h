@@ -8,7 +8,9 @@
 //  - indexed: when all predicates and scores are node-local for the task
 //    (Session::NodeLocal), results are kept per task class in an ordered
 //    index and refreshed only for nodes changed since the class last looked,
-//    so a placement costs O(log nodes) per class that is used again.
+//    so a placement costs O(log nodes) per class that is used again. The
+//    nodes a class refreshes are scored in one NodeScores batch, so a
+//    node-local batch score must not depend on the other nodes of the batch.
 // Tests run both and compare.
 #pragma once
 
@@ -54,7 +56,7 @@ class NodeSearch {
   Result FindGeneric(const TaskInfo& task, bool resource_check, FitErrors* errors);
   Result FindIndexed(const TaskInfo& task, FitErrors* errors);
   ClassIndex& Index(const TaskInfo& task);
-  void Refresh(ClassIndex& ci, const TaskInfo& task, int node_index);
+  void Refresh(ClassIndex& ci, const TaskInfo& task, const std::vector<int>& node_indices);
   int ReasonId(const std::string& reason);
 
   Session& ssn_;
@@ -66,6 +68,8 @@ class NodeSearch {
   std::vector<int> insufficient_ids_;      // by resource id, -1 until interned
   std::vector<std::string> scratch_reasons_;
   std::vector<double> scratch_scores_;
+  std::vector<int> scratch_indices_, scratch_fitting_;
+  std::vector<NodeInfo*> scratch_fit_nodes_;
 };
 
 }  // namespace volcanic

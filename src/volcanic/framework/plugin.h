@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,9 @@ using ActionFactory = std::function<absl::StatusOr<std::unique_ptr<Action>>(cons
 
 // The plugins and actions a configuration may name. Built-ins are added
 // explicitly by RegisterBuiltins (plugins/builtins.cc, actions/builtins.cc);
-// Python plugins are added at run time. Thread-compatible: register before
-// sessions run.
+// Python plugins are added at run time, possibly while sessions run in other
+// threads: the plugin table is guarded by a mutex, and factories are called
+// outside it (a Python factory takes the GIL).
 class Registry {
  public:
   static Registry& Global();
@@ -50,9 +52,12 @@ class Registry {
   absl::StatusOr<std::unique_ptr<Action>> BuildAction(const std::string& name, const Arguments& args) const;
   std::vector<std::string> PluginNames() const;  // sorted
   std::vector<std::string> ActionNames() const;  // sorted
+  bool IsBuiltinPlugin(const std::string& name) const;
 
  private:
   Registry();
+  mutable std::mutex mu_;
+  size_t builtin_plugins_ = 0;  // the first entries of plugins_
   std::vector<std::pair<std::string, PluginFactory>> plugins_;
   std::vector<std::pair<std::string, ActionFactory>> actions_;
 };

@@ -10,9 +10,18 @@ absl::StatusOr<Decisions> Scheduler::RunOnce(int64_t now_ms, bool changed_only) 
   Decisions out;
   // Session UIDs are sequential rather than random so runs are repeatable.
   Session ssn(cache_, conf_, {now_ms, absl::StrCat("session-", ++sessions_), changed_only});
-  RETURN_IF_ERROR(ssn.Open());
-  ssn.RunActions(&out);
-  ssn.Close(&out);
+  absl::Status status = ssn.Open();
+  if (status.ok()) {
+    ssn.RunActions(&out);  // none after a plugin failure
+    ssn.Close(&out);       // after a failure: undoes the whole session
+    status = ssn.failure();
+  }
+  if (!status.ok()) {
+    // The session left no trace, so the next one takes its uid: decisions
+    // (conditions' transitionID) are those of a scheduler that never ran it.
+    --sessions_;
+    return status;
+  }
   return out;
 }
 

@@ -20,7 +20,8 @@ class Scheduler {
   Cache& cache() { return cache_; }
   const SchedulerConf& conf() const { return conf_; }
   // One session at `now_ms` (milliseconds since the epoch). A plugin error
-  // (only possible from plugins that fail to build) leaves the cache as it was.
+  // (a plugin that fails to build, or fails while the session runs: a
+  // PluginError) leaves the cache as it was.
   // changed_only: see SessionOptions.
   absl::StatusOr<Decisions> RunOnce(int64_t now_ms, bool changed_only = false);
 

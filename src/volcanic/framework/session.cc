@@ -79,6 +79,7 @@ absl::Status Session::Open() {
   for (const auto& [key, job] : cache_.jobs()) {
     if (!Cache::Schedulable(*job)) continue;
     jobs_.emplace_back(key, job.get());
+    open_phases_.push_back(job->phase);
   }
   ResolvePriorities();
 
@@ -156,6 +157,7 @@ void Session::ResolvePriorities() {
 
 void Session::RunActions(Decisions* out) {
   for (auto& [action, name] : actions_) {
+    if (failed()) return;
     auto start = std::chrono::steady_clock::now();
     action->Execute(*this);
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
@@ -164,6 +166,10 @@ void Session::RunActions(Decisions* out) {
 }
 
 uint64_t Session::changes() const { return node_search_->changes(); }
+
+void Session::Fail(absl::Status error) {
+  if (failure_.ok()) failure_ = std::move(error);
+}
 
 const QueueInfo* Session::FindQueue(const std::string& name) const {
   auto it = queues_.find(name);
@@ -439,6 +445,7 @@ void Session::UpdatePodGroupCondition(JobInfo* job, PodGroupCondition c) {
     gang_unschedulable_.emplace_back(job, c.message);
     unschedulable_now_.insert(job);
   }
+  open_conditions_.try_emplace(job, job->conditions);
   if (now_stamp_.empty()) now_stamp_ = FormatTimestamp(opts_.now_ms);
   c.transition_id = opts_.uid;
   c.last_transition_time = now_stamp_;

@@ -5,6 +5,9 @@
 // only through Statements (or Allocate for backfill); Close() writes PodGroup
 // and queue status, undoes what was not committed (allocations and
 // pipelines of uncommitted statements) and returns the Decisions.
+// A plugin that fails (Fail(), e.g. a Python plugin that raised) stops the
+// session: no further action runs, no plugin is closed, and Close() undoes
+// everything the session did to the cache, commits included.
 // Cost: opening is O(jobs + nodes) (no copy of the cluster: the session
 // works on the Cache in place); the combination rules are tiers.h.
 #pragma once
@@ -99,6 +102,13 @@ class Session {
   NodeSearch& node_search() { return *node_search_; }
   // Counts changes to node accounting: caches keyed by it stay exact.
   uint64_t changes() const;
+
+  // A plugin failed: keeps the first error (a PluginError status naming the
+  // plugin). Plugins that fail return a neutral answer and are not called
+  // again; the session then stops (see above).
+  void Fail(absl::Status error);
+  bool failed() const { return !failure_.ok(); }
+  const absl::Status& failure() const { return failure_; }
 
   // Registration, from plugins' OnSessionOpen.
   void AddJobOrderFn(const std::string& plugin, JobOrderFn fn);
@@ -202,6 +212,7 @@ class Session {
   void WritePodGroupStatus(Decisions* out);
   void WriteQueueStatus(Decisions* out);
   void RevertUncommitted();
+  void RollBack();
   void WriteUnschedulable(Decisions* out);
 
   Cache& cache_;
@@ -242,6 +253,11 @@ class Session {
   absl::flat_hash_map<const JobInfo*, JobFits> fit_errors_;
   std::vector<TaskInfo*> touched_;  // tasks this session allocated or pipelined
   std::vector<std::pair<TaskInfo*, TaskStatus>> evicted_;  // evictions and the status before
+  // What RollBack restores: the jobs' phases at open (parallel to jobs_), and
+  // the conditions of each job before this session first changed them.
+  std::vector<std::string> open_phases_;
+  absl::flat_hash_map<JobInfo*, std::vector<PodGroupCondition>> open_conditions_;
+  absl::Status failure_;
   // Allocations undone by Discard, by job.
   absl::flat_hash_map<const JobInfo*, absl::flat_hash_set<const TaskInfo*>> discarded_;
   absl::flat_hash_set<const JobInfo*> unschedulable_now_;  // Unschedulable set this session

@@ -65,7 +65,11 @@ std::string Session::JobFitError(const JobInfo& job) const {
 }
 
 void Session::Close(Decisions* out) {
-  ClosePlugins();
+  if (!failed()) ClosePlugins();
+  if (failed()) {
+    RollBack();
+    return;
+  }
   WritePodGroupStatus(out);
   WriteQueueStatus(out);
   out->binds = binds_;
@@ -125,6 +129,31 @@ void Session::RevertUncommitted() {
     if (it->first->status == TaskStatus::kReleasing && it->first->assumed != Assumed::kEvict)
       SetTaskStatus(it->first, it->second);
   evicted_.clear();
+}
+
+// After a plugin failure: the cache as it was before the session, as if it
+// never ran. Tasks this session placed go back to Pending off their node
+// (binds it committed included), evicted tasks to their status before
+// (committed evictions included), jobs to their phase and conditions at open.
+// Latest change first, so a task changed twice ends as it was first seen.
+void Session::RollBack() {
+  for (auto it = touched_.rbegin(); it != touched_.rend(); ++it) {
+    TaskInfo* t = *it;
+    if (!In(t->status, Mask(TaskStatus::kAllocated) | Mask(TaskStatus::kPipelined) | Mask(TaskStatus::kBinding)))
+      continue;
+    PlaceTask(t, nullptr, TaskStatus::kPending);
+    t->assumed = Assumed::kNone;
+  }
+  touched_.clear();
+  for (auto it = evicted_.rbegin(); it != evicted_.rend(); ++it) {
+    if (it->first->status != TaskStatus::kReleasing) continue;  // discarded already
+    SetTaskStatus(it->first, it->second);
+    it->first->assumed = Assumed::kNone;
+  }
+  evicted_.clear();
+  for (size_t i = 0; i < jobs_.size(); ++i) jobs_[i].second->phase = std::move(open_phases_[i]);
+  for (auto& [job, conditions] : open_conditions_) job->conditions = std::move(conditions);
+  open_conditions_.clear();
 }
 
 void Session::WriteUnschedulable(Decisions* out) {

@@ -1,0 +1,150 @@
+"""Scheduler plugins written in Python (docs/plugins-python.md).
+
+A plugin is a subclass of `Plugin` with a `name` and any subset of the hooks below, made
+known by `register_plugin(cls)` or by an entry point in the group "volcanic.plugins" (the
+entry point's name is the plugin's name; it is loaded the first time a configuration names
+a plugin the engine does not know, and at most once). A configuration then names it in its
+tiers like a built-in plugin, with the same enable flags and combination rules.
+
+Hooks (views are read-only and valid only while their session runs):
+    job_order(a, b) -> int          <0: a first, >0: b first, 0: no opinion
+    task_order(a, b) -> int
+    queue_order(a, b) -> int
+    predicate(task, node) -> str | None          a str rejects the node, with that reason
+    node_order(task, node) -> float
+    batch_node_order(task, nodes) -> Sequence[float]   one score per node, added to the rest
+    preemptable(preemptor, candidates) -> list | None  victims among candidates; None abstains
+    reclaimable(reclaimer, candidates) -> list | None
+    job_ready(job) -> bool
+    job_pipelined(job) -> bool | None            True permits, False rejects, None abstains
+    job_enqueueable(job) -> bool | None
+    overused(queue) -> bool
+    on_session_open(session)
+    on_session_close(session)
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+from typing import Any, ClassVar, Iterable, Mapping, TypeVar
+
+from volcanic import _core
+from volcanic._core import JobView, LabelsView, NodeView, QueueView, ResourceView, SessionView, TaskView
+from volcanic.errors import ConfigError
+
+__all__ = ["ENTRY_POINT_GROUP", "HOOKS", "JobView", "LabelsView", "NodeView", "Plugin", "QueueView",
+           "ResourceView", "SessionView", "TaskView", "load_entry_point_plugins", "register_plugin"]
+
+HOOKS: tuple[str, ...] = tuple(_core.PLUGIN_HOOKS)
+ENTRY_POINT_GROUP = "volcanic.plugins"
+
+
+class Plugin:
+    """Base class of scheduler plugins written in Python.
+
+    Class attributes:
+        name: the name configurations use in their tiers (required, not a built-in's name).
+        node_local: a promise that predicate, node_order and batch_node_order answer from the
+            task's class alone (its requests and placement constraints: node selector,
+            affinity, tolerations, host ports) and the node's own state, and that a node's
+            batch score does not depend on the other nodes of the batch. With it the engine
+            caches answers per task class and asks again only for nodes that changed
+            (docs/plugins-python.md). Default False: correct for any plugin, but the node
+            hooks are called for every node and every task.
+
+    An instance is made per session (and once when a configuration naming the plugin is
+    loaded, to check its arguments) from the plugin's `arguments` in the configuration. Raise
+    ValueError (or volcanic.ConfigError) for a bad argument: it becomes a ConfigError naming
+    the plugin. Define only the hooks the plugin needs: a hook it does not define costs
+    nothing, and the base class defines none.
+    """
+
+    name: ClassVar[str] = ""
+    node_local: ClassVar[bool] = False
+
+    def __init__(self, arguments: Mapping[str, Any]) -> None:
+        self.arguments = arguments
+
+
+P = TypeVar("P", bound=type)
+
+
+def register_plugin(cls: P) -> P:
+    """Makes the plugin class usable by name in configurations from now on; returns it, so it
+    also works as a class decorator. Registering a name again replaces the earlier class.
+
+    Raises TypeError when `cls` is not a subclass of volcanic.Plugin or a hook is not
+    callable, and ConfigError when the class has no name or takes a built-in plugin's name.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Plugin)):
+        raise TypeError(f"register_plugin: {cls!r} is not a subclass of volcanic.Plugin")
+    name = getattr(cls, "name", "")
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"register_plugin: {cls.__qualname__} needs a class attribute `name`, the name "
+                          "configurations use for it in their tiers")
+    if not isinstance(cls.node_local, bool):
+        raise TypeError(f"register_plugin: {cls.__qualname__}.node_local must be True or False")
+    hooks = [h for h in HOOKS if getattr(cls, h, None) is not None]
+    for h in hooks:
+        if not callable(getattr(cls, h)):
+            raise TypeError(f"register_plugin: {cls.__qualname__}.{h} must be a method")
+    _core.register_plugin(name, cls, hooks, cls.node_local)
+    return cls
+
+
+# The group's entry points by name, read once; and the names loaded from them.
+_entry_points: dict[str, importlib.metadata.EntryPoint] | None = None
+_loaded: set[str] = set()
+
+
+def _scan_entry_points() -> dict[str, importlib.metadata.EntryPoint]:
+    global _entry_points
+    if _entry_points is None:
+        found: dict[str, importlib.metadata.EntryPoint] = {}
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            found.setdefault(ep.name, ep)  # two distributions with one name: the first found
+        _entry_points = found
+    return _entry_points
+
+
+def load_entry_point_plugins(names: Iterable[str]) -> None:
+    """Registers, from the "volcanic.plugins" entry points, each of `names` that no plugin has
+    yet. Names that are neither registered nor an entry point are left for the engine, which
+    reports them as unknown. A failing entry point is a ConfigError naming it."""
+    known: set[str] | None = None
+    for name in names:
+        if name in _loaded:
+            continue
+        if known is None:
+            known = set(_core.plugin_names())
+        if name in known:
+            continue
+        ep = _scan_entry_points().get(name)
+        if ep is None:
+            continue
+        try:
+            cls = ep.load()
+        except Exception as e:
+            raise ConfigError(f'plugin "{name}": entry point "{ep.value}" (group {ENTRY_POINT_GROUP}) failed to '
+                              f"load: {type(e).__name__}: {e}") from e
+        if not (isinstance(cls, type) and issubclass(cls, Plugin)) or cls.name != name:
+            raise ConfigError(f'plugin "{name}": entry point "{ep.value}" (group {ENTRY_POINT_GROUP}) must be a '
+                              f'volcanic.Plugin subclass whose name is "{name}", got {cls!r}')
+        register_plugin(cls)
+        _loaded.add(name)
+
+
+def plugin_names_in(conf_json: str | None) -> list[str]:
+    """The plugin names a configuration (as load_conf returns it) uses, in tier order."""
+    if conf_json is None:
+        return []
+    conf = json.loads(conf_json)
+    names = []
+    tiers = conf.get("tiers") if isinstance(conf, dict) else None
+    for tier in tiers if isinstance(tiers, list) else []:
+        plugins = tier.get("plugins") if isinstance(tier, dict) else None
+        for p in plugins if isinstance(plugins, list) else []:
+            if isinstance(p, dict) and isinstance(p.get("name"), str):
+                names.append(p["name"])
+    return names

@@ -1,0 +1,341 @@
+#include "volcanic/bindings/py_plugin.h"
+
+#include <array>
+#include <cmath>
+#include <stdexcept>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "volcanic/api/errors.h"
+#include "volcanic/bindings/views.h"
+#include "volcanic/framework/session.h"
+
+namespace volcanic::bindings {
+namespace {
+
+constexpr std::array<const char*, kHookCount> kHookNames = {
+    "job_order",  "task_order",   "queue_order",   "predicate",      "node_order",
+    "batch_node_order", "preemptable", "reclaimable", "job_ready",  "job_pipelined",
+    "job_enqueueable",  "overused",    "on_session_open", "on_session_close"};
+
+// A hook answered with a value of the wrong type or range.
+struct BadAnswer : std::runtime_error {
+  BadAnswer(int hook, const std::string& what) : std::runtime_error(absl::StrCat(HookName(hook), " ", what)) {}
+};
+
+std::string TypeName(py::handle obj) { return Py_TYPE(obj.ptr())->tp_name; }
+
+[[noreturn]] void Wrong(int hook, py::handle answer, const char* expected) {
+  throw BadAnswer(hook, absl::StrCat("returned ", TypeName(answer), "; expected ", expected));
+}
+
+// The sign of an order answer: an int, or a float that is not NaN.
+int Sign(int hook, py::handle r) {
+  if (PyLong_Check(r.ptr())) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(r.ptr(), &overflow);
+    if (overflow != 0) return overflow;
+    return (v > 0) - (v < 0);
+  }
+  if (PyFloat_Check(r.ptr())) {
+    double d = PyFloat_AS_DOUBLE(r.ptr());
+    if (std::isnan(d)) throw BadAnswer(hook, "returned nan; expected an int");
+    return (d > 0) - (d < 0);
+  }
+  Wrong(hook, r, "an int (<0: the first goes first, >0: the second, 0: no opinion)");
+}
+
+// A finite score: a float, an int, or anything with __float__ / __index__
+// (numpy scalars) but not a str or None.
+double Score(int hook, py::handle r) {
+  double d;
+  if (PyFloat_Check(r.ptr())) {
+    d = PyFloat_AS_DOUBLE(r.ptr());
+  } else if (PyLong_Check(r.ptr()) || (PyNumber_Check(r.ptr()) && !PyUnicode_Check(r.ptr()))) {
+    d = PyFloat_AsDouble(r.ptr());
+    if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+  } else {
+    Wrong(hook, r, "a number");
+  }
+  if (!std::isfinite(d)) throw BadAnswer(hook, absl::StrCat("returned ", d, "; expected a finite number"));
+  return d;
+}
+
+bool Bool(int hook, py::handle r) {
+  if (r.ptr() == Py_True) return true;
+  if (r.ptr() == Py_False) return false;
+  Wrong(hook, r, "a bool");
+}
+
+// Volcano's votes: True permits, False rejects, None abstains.
+int Vote(int hook, py::handle r) {
+  if (r.ptr() == Py_True) return kPermit;
+  if (r.ptr() == Py_False) return kReject;
+  if (r.is_none()) return kAbstain;
+  Wrong(hook, r, "True (permit), False (reject) or None (abstain)");
+}
+
+std::string Traceback(py::error_already_set& e) {
+  try {
+    py::object lines = py::module_::import("traceback").attr("format_exception")(e.type(), e.value(), e.trace());
+    return std::string(absl::StripTrailingAsciiWhitespace(py::str("").attr("join")(lines).cast<std::string>()));
+  } catch (const std::exception&) {
+    return e.what();
+  }
+}
+
+// Drops a Python reference from any thread; at interpreter exit leaks it
+// rather than touching a finalized interpreter.
+void Drop(py::object& obj) {
+  if (!obj) return;
+  if (!Py_IsInitialized() || _Py_IsFinalizing()) {
+    obj.release();
+    return;
+  }
+  Gil gil;
+  obj = py::object();
+}
+
+NodeLocalFn LocalFn(bool node_local) {
+  if (!node_local) return nullptr;  // the session's default: not node-local
+  return [](const TaskInfo&) { return true; };
+}
+
+class PyPlugin : public Plugin {
+ public:
+  PyPlugin(std::shared_ptr<const PyPluginClass> cls, py::object instance)
+      : cls_(std::move(cls)), instance_(std::move(instance)) {
+    for (int h = 0; h < kHookCount; ++h)
+      if (cls_->hooks[h]) methods_[h] = instance_.attr(HookName(h));
+  }
+
+  ~PyPlugin() override {
+    if (!Py_IsInitialized() || _Py_IsFinalizing()) {  // leak rather than touch a finalized interpreter
+      views_.release();
+      for (auto& m : methods_) m.release();
+      instance_.release();
+      return;
+    }
+    Gil gil;
+    views_.reset();  // closes the views' scope
+    for (auto& m : methods_) m = py::object();
+    instance_ = py::object();
+  }
+
+  void OnSessionOpen(Session& ssn) override {
+    ssn_ = &ssn;
+    {
+      Gil gil;
+      views_ = std::make_unique<ViewCache>(ssn);
+    }
+    RegisterOrders(ssn);
+    RegisterNodeHooks(ssn);
+    RegisterVictimHooks(ssn);
+    RegisterJobHooks(ssn);
+    if (Has(kOnSessionOpen))
+      Guard(kOnSessionOpen, 0, [&] { return Ignore(Call(kOnSessionOpen, views_->SessionObject())); });
+  }
+
+  void OnSessionClose(Session& ssn) override {
+    if (Has(kOnSessionClose))
+      Guard(kOnSessionClose, 0, [&] { return Ignore(Call(kOnSessionClose, views_->SessionObject())); });
+  }
+
+ private:
+  bool Has(int hook) const { return cls_->hooks[hook]; }
+  static int Ignore(const py::object&) { return 0; }
+
+  // Runs `body` with the GIL; on a Python exception or a bad answer, fails
+  // the session and answers `neutral`. Once the session has failed (here or
+  // in another plugin) Python is not called again.
+  template <typename R, typename Body>
+  R Guard(int hook, R neutral, Body&& body) {
+    if (ssn_->failed()) return neutral;
+    Gil gil;
+    try {
+      return body();
+    } catch (py::error_already_set& e) {
+      Fail(hook, Traceback(e));
+    } catch (const std::exception& e) {
+      Fail(hook, e.what());
+    }
+    return neutral;
+  }
+
+  void Fail(int hook, const std::string& detail) {
+    ssn_->Fail(PluginError(cls_->name, absl::StrCat("plugin \"", cls_->name, "\" failed in ", HookName(hook), ":\n",
+                                                    detail)));
+  }
+
+  template <typename... Args>
+  py::object Call(int hook, const Args&... args) {
+    PyObject* argv[] = {args.ptr()...};
+    PyObject* r = PyObject_Vectorcall(methods_[hook].ptr(), argv, sizeof...(Args), nullptr);
+    if (!r) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(r);
+  }
+
+  void RegisterOrders(Session& ssn) {
+    const std::string& name = cls_->name;
+    if (Has(kJobOrder))
+      ssn.AddJobOrderFn(name, [this](const JobInfo& a, const JobInfo& b) {
+        return Guard(kJobOrder, 0,
+                     [&] { return Sign(kJobOrder, Call(kJobOrder, views_->Job(&a), views_->Job(&b))); });
+      });
+    if (Has(kTaskOrder))
+      ssn.AddTaskOrderFn(name, [this](const TaskInfo& a, const TaskInfo& b) {
+        return Guard(kTaskOrder, 0,
+                     [&] { return Sign(kTaskOrder, Call(kTaskOrder, views_->Task(&a), views_->Task(&b))); });
+      });
+    if (Has(kQueueOrder))
+      ssn.AddQueueOrderFn(name, [this](const QueueInfo& a, const QueueInfo& b) {
+        return Guard(kQueueOrder, 0,
+                     [&] { return Sign(kQueueOrder, Call(kQueueOrder, views_->Queue(&a), views_->Queue(&b))); });
+      });
+  }
+
+  void RegisterNodeHooks(Session& ssn) {
+    const std::string& name = cls_->name;
+    if (Has(kPredicate))
+      ssn.AddPredicateFn(
+          name,
+          [this](const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
+            return Guard(kPredicate, Verdict::kFit, [&] { return Predicate(t, n, reasons); });
+          },
+          LocalFn(cls_->node_local));
+    if (Has(kNodeOrder))
+      ssn.AddNodeOrderFn(
+          name,
+          [this](const TaskInfo& t, const NodeInfo& n) {
+            return Guard(kNodeOrder, 0.0,
+                         [&] { return Score(kNodeOrder, Call(kNodeOrder, views_->Task(&t), views_->Node(&n))); });
+          },
+          LocalFn(cls_->node_local));
+    if (Has(kBatchNodeOrder))
+      ssn.AddBatchNodeOrderFn(
+          name,
+          [this](const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) {
+            Guard(kBatchNodeOrder, 0, [&] { return BatchScores(t, nodes, scores); });
+          },
+          LocalFn(cls_->node_local));
+  }
+
+  // None passes; a str is the reason the node is rejected. Like kube's
+  // Unschedulable: preempt may still try evicting there (and checks every
+  // predicate again before placing).
+  Verdict Predicate(const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
+    py::object r = Call(kPredicate, views_->Task(&t), views_->Node(&n));
+    if (r.is_none()) return Verdict::kFit;
+    if (!PyUnicode_Check(r.ptr())) Wrong(kPredicate, r, "None (fits) or a str (the reason it does not)");
+    std::string reason = r.cast<std::string>();
+    reasons->push_back(reason.empty() ? absl::StrCat("node(s) rejected by plugin ", cls_->name) : reason);
+    return Verdict::kUnschedulable;
+  }
+
+  int BatchScores(const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) {
+    py::list list = views_->NodeList(nodes.data(), nodes.size());
+    py::object r = Call(kBatchNodeOrder, views_->Task(&t), list);
+    if (!PySequence_Check(r.ptr()) || PyUnicode_Check(r.ptr()) || PyBytes_Check(r.ptr()))
+      Wrong(kBatchNodeOrder, r, "a sequence of numbers, one per node");
+    py::object seq = py::reinterpret_steal<py::object>(PySequence_Fast(r.ptr(), "batch_node_order"));
+    if (!seq) throw py::error_already_set();
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+    if (static_cast<size_t>(n) != nodes.size())
+      throw BadAnswer(kBatchNodeOrder, absl::StrCat("returned ", n, " scores for ", nodes.size(), " nodes"));
+    PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
+    for (Py_ssize_t i = 0; i < n; ++i) (*scores)[i] += Score(kBatchNodeOrder, items[i]);
+    return 0;
+  }
+
+  static std::optional<std::vector<TaskInfo*>> Abstain() { return std::nullopt; }
+
+  void RegisterVictimHooks(Session& ssn) {
+    if (Has(kPreemptable))
+      ssn.AddPreemptableFn(cls_->name, [this](const TaskInfo& p, const std::vector<TaskInfo*>& c) {
+        return Guard(kPreemptable, Abstain(), [&] { return Victims(kPreemptable, p, c); });
+      });
+    if (Has(kReclaimable))
+      ssn.AddReclaimableFn(cls_->name, [this](const TaskInfo& p, const std::vector<TaskInfo*>& c) {
+        return Guard(kReclaimable, Abstain(), [&] { return Victims(kReclaimable, p, c); });
+      });
+  }
+
+  // None abstains; otherwise the chosen candidates, as their views (or task
+  // keys), in the plugin's order. Anything that is not a candidate is an error.
+  std::optional<std::vector<TaskInfo*>> Victims(int hook, const TaskInfo& p, const std::vector<TaskInfo*>& c) {
+    py::object r = Call(hook, views_->Task(&p), views_->TaskList(c.data(), c.size()));
+    if (r.is_none()) return std::nullopt;
+    if (PyUnicode_Check(r.ptr()) || !PyObject_HasAttrString(r.ptr(), "__iter__"))
+      Wrong(hook, r, "None (abstain) or a list of candidates");
+    std::vector<TaskInfo*> out;
+    for (py::handle item : r) {
+      const TaskInfo* t = TaskOf(item);
+      std::string key = t ? t->key : PyUnicode_Check(item.ptr()) ? item.cast<std::string>() : std::string();
+      if (!t && key.empty()) Wrong(hook, item, "task views or task keys in the list");
+      TaskInfo* found = nullptr;
+      for (TaskInfo* cand : c)
+        if (t ? cand == t : cand->key == key) found = cand;
+      if (!found) throw BadAnswer(hook, absl::StrCat("returned ", t ? t->key : key, ", which is not a candidate"));
+      if (std::find(out.begin(), out.end(), found) == out.end()) out.push_back(found);
+    }
+    return out;
+  }
+
+  void RegisterJobHooks(Session& ssn) {
+    const std::string& name = cls_->name;
+    if (Has(kJobReady))
+      ssn.AddJobReadyFn(name, [this](const JobInfo& j) {
+        return Guard(kJobReady, true, [&] { return Bool(kJobReady, Call(kJobReady, views_->Job(&j))); });
+      });
+    if (Has(kJobPipelined))
+      ssn.AddJobPipelinedFn(name, [this](const JobInfo& j) {
+        return Guard(kJobPipelined, kAbstain,
+                     [&] { return Vote(kJobPipelined, Call(kJobPipelined, views_->Job(&j))); });
+      });
+    if (Has(kJobEnqueueable))
+      ssn.AddJobEnqueueableFn(name, [this](const JobInfo& j) {
+        return Guard(kJobEnqueueable, kAbstain,
+                     [&] { return Vote(kJobEnqueueable, Call(kJobEnqueueable, views_->Job(&j))); });
+      });
+    if (Has(kOverused))
+      ssn.AddOverusedFn(name, [this](const QueueInfo& q) {
+        return Guard(kOverused, false, [&] { return Bool(kOverused, Call(kOverused, views_->Queue(&q))); });
+      });
+  }
+
+  std::shared_ptr<const PyPluginClass> cls_;
+  py::object instance_;
+  std::array<py::object, kHookCount> methods_;
+  Session* ssn_ = nullptr;
+  std::unique_ptr<ViewCache> views_;
+};
+
+}  // namespace
+
+const char* HookName(int hook) { return hook >= 0 && hook < kHookCount ? kHookNames[hook] : "?"; }
+
+std::optional<Hook> HookByName(std::string_view name) {
+  for (int h = 0; h < kHookCount; ++h)
+    if (name == kHookNames[h]) return static_cast<Hook>(h);
+  return std::nullopt;
+}
+
+PyPluginClass::~PyPluginClass() { Drop(cls); }
+
+absl::StatusOr<std::unique_ptr<Plugin>> BuildPyPlugin(const std::shared_ptr<const PyPluginClass>& cls,
+                                                      const Arguments& args) {
+  Gil gil;
+  try {
+    py::object arguments = py::module_::import("json").attr("loads")(args.raw().dump());
+    py::object instance = cls->cls(arguments);
+    return std::make_unique<PyPlugin>(cls, std::move(instance));
+  } catch (py::error_already_set& e) {
+    if (e.matches(PyExc_ValueError))
+      return ConfigError(absl::StrCat("plugin ", cls->name, ": ", py::str(e.value()).cast<std::string>()));
+    return PluginError(cls->name, absl::StrCat("plugin \"", cls->name, "\" failed in __init__:\n", Traceback(e)));
+  } catch (const std::exception& e) {
+    return PluginError(cls->name, absl::StrCat("plugin \"", cls->name, "\" failed in __init__: ", e.what()));
+  }
+}
+
+}  // namespace volcanic::bindings

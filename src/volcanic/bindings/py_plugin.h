@@ -1,0 +1,79 @@
+// A scheduler plugin written in Python (docs/plugins-python.md) as an engine
+// Plugin: the bridge between a volcanic.Plugin subclass and the session.
+//
+// Promises: the session gets a callback only for the hooks the Python class
+// defines (a hook it lacks costs nothing), registered under the plugin's
+// name so the tiers' combination rules and enable flags apply as to native
+// plugins. Each call takes the GIL (sessions run without it) and passes
+// views (views.h). A Python exception, or an answer of the wrong type, fails
+// the session (Session::Fail, a PluginError naming the plugin and the hook,
+// with the traceback); the failing call then answers neutrally and no Python
+// plugin is called again in that session.
+// Cost: per call, the GIL hand-over and one vectorcall; views are made once
+// per object and session.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <bitset>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "volcanic/framework/plugin.h"
+
+namespace volcanic::bindings {
+
+namespace py = pybind11;
+
+enum Hook : int {
+  kJobOrder,
+  kTaskOrder,
+  kQueueOrder,
+  kPredicate,
+  kNodeOrder,
+  kBatchNodeOrder,
+  kPreemptable,
+  kReclaimable,
+  kJobReady,
+  kJobPipelined,
+  kJobEnqueueable,
+  kOverused,
+  kOnSessionOpen,
+  kOnSessionClose,
+  kHookCount
+};
+const char* HookName(int hook);  // the Python method name, e.g. "job_order"
+std::optional<Hook> HookByName(std::string_view name);
+
+// Holds the GIL for its lifetime (re-entrant: fine when already held).
+class Gil {
+ public:
+  Gil() : state_(PyGILState_Ensure()) {}
+  ~Gil() { PyGILState_Release(state_); }
+  Gil(const Gil&) = delete;
+  Gil& operator=(const Gil&) = delete;
+
+ private:
+  PyGILState_STATE state_;
+};
+
+// What registration learned about a Python plugin class; shared by the
+// registry's factory and the plugins it builds. Drops the class with the GIL.
+struct PyPluginClass {
+  std::string name;
+  py::object cls;
+  std::bitset<kHookCount> hooks;
+  bool node_local = false;
+  ~PyPluginClass();
+};
+
+// One plugin for one session: instantiates cls(arguments) with the GIL. A
+// ValueError from __init__ (ConfigError included) is a ConfigError
+// "plugin <name>: <message>"; any other exception a PluginError.
+absl::StatusOr<std::unique_ptr<Plugin>> BuildPyPlugin(const std::shared_ptr<const PyPluginClass>& cls,
+                                                      const Arguments& args);
+
+}  // namespace volcanic::bindings
