@@ -34,7 +34,9 @@ class PreemptAction : public Action {
     std::sort(queues.begin(), queues.end(), [&](auto a, auto b) { return ssn.QueueOrder(*a, *b); });
     for (const QueueInfo* q : queues) {
       BetweenJobs(ssn, starving[q->name]);
+      failed_ = FailedPreemptors();  // phase 2 asks other victims
       for (JobInfo* job : starving[q->name]) WithinJob(ssn, job);
+      failed_ = FailedPreemptors();
     }
   }
 
@@ -48,15 +50,16 @@ class PreemptAction : public Action {
   }
 
   // Tries the task on every candidate node until one works.
-  static bool Preempt(Session& ssn, Statement& stmt, TaskInfo* preemptor, const VictimFilter& filter) {
+  bool Preempt(Session& ssn, Statement& stmt, TaskInfo* preemptor, const VictimFilter& filter) {
     if (preemptor->preemption_policy == "Never") return false;
-    if (!ssn.PrePredicate(*preemptor).ok()) return false;
+    if (failed_.KnownToFail(ssn, *preemptor) || !ssn.PrePredicate(*preemptor).ok()) return false;
     for (NodeInfo* node : PreemptionNodes(ssn, *preemptor, true))
       if (EvictAndPipeline(ssn, stmt, preemptor, node, filter, VictimRule::kPreemptable)) return true;
+    failed_.Failed(ssn, *preemptor);
     return false;
   }
 
-  static void BetweenJobs(Session& ssn, const std::vector<JobInfo*>& starving) {
+  void BetweenJobs(Session& ssn, const std::vector<JobInfo*>& starving) {
     OrderedHeap<JobInfo*> jobs([&](JobInfo* a, JobInfo* b) { return ssn.JobOrder(*a, *b); });
     absl::flat_hash_map<JobInfo*, std::vector<TaskInfo*>> tasks;
     for (JobInfo* job : starving) {
@@ -88,7 +91,7 @@ class PreemptAction : public Action {
     }
   }
 
-  static void WithinJob(Session& ssn, JobInfo* job) {
+  void WithinJob(Session& ssn, JobInfo* job) {
     for (TaskInfo* preemptor : PendingTasks(ssn, *job)) {
       auto filter = [&](const TaskInfo& t) {
         if (!In(t.status, kPreemptableMask) || !t.preemptable) return false;
@@ -101,6 +104,8 @@ class PreemptAction : public Action {
       if (!assigned) break;
     }
   }
+
+  FailedPreemptors failed_;
 };
 
 }  // namespace

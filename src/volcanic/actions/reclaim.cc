@@ -38,7 +38,8 @@ class ReclaimAction : public Action {
       Statement stmt(ssn);
       for (TaskInfo* task : PendingTasks(ssn, *job)) {
         if (!ssn.JobStarving(*job)) break;
-        Reclaim(ssn, *q, stmt, task);
+        if (failed_.KnownToFail(ssn, *task)) continue;
+        if (!Reclaim(ssn, *q, stmt, task)) failed_.Failed(ssn, *task);
       }
       if (ssn.JobPipelined(*job)) {
         stmt.Commit();
@@ -57,6 +58,8 @@ class ReclaimAction : public Action {
     std::sort(tasks.begin(), tasks.end(), [&](auto a, auto b) { return ssn.TaskOrder(*a, *b); });
     return tasks;
   }
+
+  FailedPreemptors failed_;
 
   static bool Reclaim(Session& ssn, const QueueInfo& q, Statement& stmt, TaskInfo* task) {
     if (task->preemption_policy == "Never" || !ssn.Preemptive(q, *task)) return false;

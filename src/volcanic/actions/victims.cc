@@ -78,4 +78,14 @@ bool EvictAndPipeline(Session& ssn, Statement& stmt, TaskInfo* preemptor, NodeIn
   return true;
 }
 
+bool FailedPreemptors::KnownToFail(const Session& ssn, const TaskInfo& t) const {
+  if (t.class_id < 0) return false;
+  auto it = failed_at_.find(Kind{t.job, t.class_id, t.priority, t.preemption_policy});
+  return it != failed_at_.end() && it->second == ssn.changes();
+}
+
+void FailedPreemptors::Failed(const Session& ssn, const TaskInfo& t) {
+  if (t.class_id >= 0) failed_at_[Kind{t.job, t.class_id, t.priority, t.preemption_policy}] = ssn.changes();
+}
+
 }  // namespace volcanic

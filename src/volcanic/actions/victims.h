@@ -9,8 +9,10 @@
 #pragma once
 
 #include <functional>
+#include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "volcanic/api/types.h"
 
 namespace volcanic {
@@ -38,5 +40,20 @@ bool FitsAfterEvictions(const Session& ssn, const TaskInfo& preemptor, const Nod
 // returned; otherwise the session is as it was.
 bool EvictAndPipeline(Session& ssn, Statement& stmt, TaskInfo* preemptor, NodeInfo* node,
                       const VictimFilter& filter, VictimRule rule);
+
+// Preemptors of one job that are alike (same placement class, priority and
+// preemption policy) get the same answer from the victim rules while the
+// session is unchanged, so after one of them finds no room the rest are
+// skipped until something changes. This keeps a saturated cluster from
+// costing O(pending tasks x nodes): a gang's identical tasks are tried once.
+class FailedPreemptors {
+ public:
+  bool KnownToFail(const Session& ssn, const TaskInfo& t) const;
+  void Failed(const Session& ssn, const TaskInfo& t);
+
+ private:
+  using Kind = std::tuple<const JobInfo*, int32_t, int32_t, std::string>;
+  absl::flat_hash_map<Kind, uint64_t> failed_at_;  // kind -> session changes() then
+};
 
 }  // namespace volcanic
