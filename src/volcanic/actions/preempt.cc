@@ -41,13 +41,6 @@ class PreemptAction : public Action {
   }
 
  private:
-  static std::vector<TaskInfo*> PendingTasks(Session& ssn, const JobInfo& job) {
-    std::vector<TaskInfo*> tasks;
-    for (const auto& [key, t] : job.tasks)
-      if (t->status == TaskStatus::kPending && !t->gated) tasks.push_back(t);
-    std::sort(tasks.begin(), tasks.end(), [&](auto a, auto b) { return ssn.TaskOrder(*a, *b); });
-    return tasks;
-  }
 
   // Tries the task on every candidate node until one works.
   bool Preempt(Session& ssn, Statement& stmt, TaskInfo* preemptor, const VictimFilter& filter) {
@@ -64,7 +57,7 @@ class PreemptAction : public Action {
     absl::flat_hash_map<JobInfo*, std::vector<TaskInfo*>> tasks;
     for (JobInfo* job : starving) {
       jobs.Push(job);
-      tasks[job] = PendingTasks(ssn, *job);
+      tasks[job] = PendingPreemptors(ssn, *job);
     }
     absl::flat_hash_map<JobInfo*, size_t> next;
     while (!jobs.Empty()) {
@@ -92,7 +85,7 @@ class PreemptAction : public Action {
   }
 
   void WithinJob(Session& ssn, JobInfo* job) {
-    for (TaskInfo* preemptor : PendingTasks(ssn, *job)) {
+    for (TaskInfo* preemptor : PendingPreemptors(ssn, *job)) {
       auto filter = [&](const TaskInfo& t) {
         if (!In(t.status, kPreemptableMask) || !t.preemptable) return false;
         if (preemptor->best_effort && !t.best_effort) return false;

@@ -36,7 +36,7 @@ class ReclaimAction : public Action {
       if (queue_jobs.Empty()) continue;
       JobInfo* job = queue_jobs.Pop();
       Statement stmt(ssn);
-      for (TaskInfo* task : PendingTasks(ssn, *job)) {
+      for (TaskInfo* task : PendingPreemptors(ssn, *job)) {
         if (!ssn.JobStarving(*job)) break;
         if (failed_.KnownToFail(ssn, *task)) continue;
         if (!Reclaim(ssn, *q, stmt, task)) failed_.Failed(ssn, *task);
@@ -51,13 +51,6 @@ class ReclaimAction : public Action {
   }
 
  private:
-  static std::vector<TaskInfo*> PendingTasks(Session& ssn, const JobInfo& job) {
-    std::vector<TaskInfo*> tasks;
-    for (const auto& [key, t] : job.tasks)
-      if (t->status == TaskStatus::kPending && !t->gated) tasks.push_back(t);
-    std::sort(tasks.begin(), tasks.end(), [&](auto a, auto b) { return ssn.TaskOrder(*a, *b); });
-    return tasks;
-  }
 
   FailedPreemptors failed_;
 

@@ -9,6 +9,14 @@
 
 namespace volcanic {
 
+std::vector<TaskInfo*> PendingPreemptors(const Session& ssn, const JobInfo& job) {
+  std::vector<TaskInfo*> tasks;
+  for (const auto& [key, t] : job.tasks)
+    if (t->status == TaskStatus::kPending && !t->gated) tasks.push_back(t);
+  std::sort(tasks.begin(), tasks.end(), [&](auto a, auto b) { return ssn.TaskOrder(*a, *b); });
+  return tasks;
+}
+
 std::vector<NodeInfo*> PreemptionNodes(Session& ssn, const TaskInfo& preemptor, bool by_score) {
   std::vector<NodeInfo*> nodes;
   for (NodeInfo* n : ssn.nodes())

@@ -24,6 +24,9 @@ class Statement;
 using VictimFilter = std::function<bool(const TaskInfo&)>;
 enum class VictimRule { kPreemptable, kReclaimable };
 
+// A job's pending, ungated tasks in TaskOrder: who may preempt or reclaim.
+std::vector<TaskInfo*> PendingPreemptors(const Session& ssn, const JobInfo& job);
+
 // Nodes where evictions could make room for the task (Volcano's
 // PredicateForPreemptAction: only unresolvable predicate failures exclude a
 // node): by descending score when `by_score`, else by name.
