@@ -34,14 +34,12 @@ class PreemptAction : public Action {
     std::sort(queues.begin(), queues.end(), [&](auto a, auto b) { return ssn.QueueOrder(*a, *b); });
     for (const QueueInfo* q : queues) {
       BetweenJobs(ssn, starving[q->name]);
-      failed_ = FailedPreemptors();  // phase 2 asks other victims
+      failed_ = FailedPreemptors();  // phase 2 offers other victims
       for (JobInfo* job : starving[q->name]) WithinJob(ssn, job);
-      failed_ = FailedPreemptors();
     }
   }
 
  private:
-
   // Tries the task on every candidate node until one works.
   bool Preempt(Session& ssn, Statement& stmt, TaskInfo* preemptor, const VictimFilter& filter) {
     if (preemptor->preemption_policy == "Never") return false;

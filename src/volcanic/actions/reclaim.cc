@@ -51,9 +51,6 @@ class ReclaimAction : public Action {
   }
 
  private:
-
-  FailedPreemptors failed_;
-
   static bool Reclaim(Session& ssn, const QueueInfo& q, Statement& stmt, TaskInfo* task) {
     if (task->preemption_policy == "Never" || !ssn.Preemptive(q, *task)) return false;
     if (!ssn.PrePredicate(*task).ok()) return false;
@@ -66,6 +63,8 @@ class ReclaimAction : public Action {
       if (EvictAndPipeline(ssn, stmt, task, node, filter, VictimRule::kReclaimable)) return true;
     return false;
   }
+
+  FailedPreemptors failed_;
 };
 
 }  // namespace
