@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "volcanic/framework/scheduler.h"
+
 namespace volcanic::testing {
 
 void Load(Cache& cache, const json& objects) {
@@ -17,6 +19,14 @@ SchedulerConf Conf(const std::string& json_text) {
   INFO(conf.status().ToString());
   REQUIRE(conf.ok());
   return *conf;
+}
+
+Decisions Run(const std::string& conf, const json& objects) {
+  Scheduler s(Conf(conf));
+  Load(s.cache(), objects);
+  auto d = s.RunOnce(0);
+  REQUIRE(d.ok());
+  return *d;
 }
 
 }  // namespace volcanic::testing

@@ -7,6 +7,7 @@
 #include "nlohmann/json.hpp"
 #include "volcanic/cache/cache.h"
 #include "volcanic/framework/conf.h"
+#include "volcanic/framework/decisions.h"
 
 namespace volcanic::testing {
 
@@ -48,5 +49,9 @@ void Load(Cache& cache, const json& objects);
 
 // Parses a configuration given as JSON text.
 SchedulerConf Conf(const std::string& json_text);
+
+// One session of a fresh scheduler with `conf` (JSON text) over `objects`,
+// failing the test on an error.
+Decisions Run(const std::string& conf, const json& objects);
 
 }  // namespace volcanic::testing

@@ -42,14 +42,6 @@ json MinPodGroup(const std::string& name, const std::string& queue, const std::s
   return g;
 }
 
-Decisions Run(const std::string& conf, const json& objects) {
-  Scheduler s(Conf(conf));
-  Load(s.cache(), objects);
-  auto d = s.RunOnce(0);
-  REQUIRE(d.ok());
-  return *d;
-}
-
 int BindsWithPrefix(const Decisions& d, const std::string& prefix) {
   int n = 0;
   for (const auto& [pod, node] : d.binds) n += pod.rfind(prefix, 0) == 0;

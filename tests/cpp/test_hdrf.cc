@@ -315,12 +315,9 @@ TEST_CASE("drf hierarchy: hdrf_test.go rescaling test allocates half to sci, a q
     objs.push_back(Pod("default", "pg21-p" + std::to_string(i), "1", "0", "pg21"));
     objs.push_back(Pod("default", "pg22-p" + std::to_string(i), "0", "1G", "pg22"));
   }
-  Scheduler s(Conf(R"({"actions": "allocate", "tiers": [{"plugins": [{"name": "drf", "enableHierarchy": true}]}]})"));
-  Load(s.cache(), objs);
-  auto d = s.RunOnce(0);
-  REQUIRE(d.ok());
+  Decisions d = Run(R"({"actions": "allocate", "tiers": [{"plugins": [{"name": "drf", "enableHierarchy": true}]}]})", objs);
   std::map<std::string, int> per_job;
-  for (const auto& [pod, node] : d->binds) per_job[pod.substr(8, pod.find("-p") - 8)]++;
+  for (const auto& [pod, node] : d.binds) per_job[pod.substr(8, pod.find("-p") - 8)]++;
   REQUIRE(per_job == std::map<std::string, int>{{"pg1", 5}, {"pg21", 5}, {"pg22", 5}});
 }
 

@@ -14,14 +14,6 @@ namespace {
 
 std::map<std::string, std::string> Binds(const Decisions& d) { return {d.binds.begin(), d.binds.end()}; }
 
-Decisions Run(const std::string& conf, const json& objects) {
-  Scheduler s(Conf(conf));
-  Load(s.cache(), objects);
-  auto d = s.RunOnce(0);
-  REQUIRE(d.ok());
-  return *d;
-}
-
 std::string OneTier(const std::string& actions, const std::string& plugins) {
   return R"({"actions": ")" + actions + R"(", "tiers": [{"plugins": [)" + plugins + "]}]}";
 }
