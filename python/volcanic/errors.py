@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
+from volcanic.kube.errors import AdmissionError, InvalidObject
 
-class InvalidObject(ValueError):
-    """A malformed Kubernetes object; the message names the object and the field."""
+__all__ = ["AdmissionError", "ConfigError", "InvalidObject", "PluginError"]
 
 
 class ConfigError(ValueError):
     """A bad scheduler configuration; the message names what is unknown and lists what is known."""
-
-
-class AdmissionError(ValueError):
-    """An admission rule denied a request; the message is the rule's (Volcano's wording where
-    Volcano has one), and kind, namespace and name say which object it was about."""
-
-    def __init__(self, message: str, kind: str = "", namespace: str | None = None,
-                 name: str | None = None) -> None:
-        super().__init__(message)
-        self.kind, self.namespace, self.name = kind, namespace, name
 
 
 class PluginError(RuntimeError):

@@ -12,14 +12,14 @@ import copy
 from typing import Any, Callable
 
 import pytest
-
-import volcanic
-from volcanic.admission import AdmissionConf, volcano_chain
-from volcanic.admission import common
+from volcanic.admission import AdmissionConf, common
 from volcanic.admission import job_policies as JP
 from volcanic.admission import jobs as J
 from volcanic.admission import pod_template as PT
-from volcanic.cluster.admission import AdmissionRequest
+from volcanic.admission import volcano_chain
+from volcanic.admission.chain import AdmissionRequest
+
+import volcanic
 
 NS = "default"
 

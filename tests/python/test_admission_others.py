@@ -9,16 +9,17 @@ import copy
 import json
 from typing import Any
 
+from builders import StaticLister as Lister
 import pytest
-
-import volcanic
-from volcanic.admission import AdmissionConf, volcano_chain
+from volcanic.admission import AdmissionConf
 from volcanic.admission import commands as C
 from volcanic.admission import podgroups as PG
 from volcanic.admission import pods as P
 from volcanic.admission import queues as Q
-from volcanic.cluster.admission import AdmissionRequest
-from builders import StaticLister as Lister
+from volcanic.admission import volcano_chain
+from volcanic.admission.chain import AdmissionRequest
+
+import volcanic
 
 
 def queue(name: str, state: str | None = "Open") -> dict:

@@ -7,14 +7,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from builders import StaticLister as Lister
 import pytest
+from volcanic.admission import AdmissionConf
+from volcanic.admission import queues as Q
+from volcanic.admission import volcano_chain
+from volcanic.admission.chain import AdmissionRequest
 
 import volcanic
-from volcanic.admission import AdmissionConf, volcano_chain
-from volcanic.admission import queues as Q
-from volcanic.cluster.admission import AdmissionRequest
-from builders import StaticLister as Lister
-
 
 # --- Helpers --------------------------------------------------------------------------------
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from volcanic.admission.chain import AdmissionChain
 
 import volcanic
-from volcanic.cluster.admission import AdmissionChain
 
 
 def node(name, cpu="4", **annotations):
@@ -177,6 +177,7 @@ def test_evict_sets_disruption_target_and_deletes(cluster):
     cluster.apply([node("n1"), pod("p")])
     cluster.run(2)
     w = cluster._store.watch(["Pod"])
+    assert [e for e, _ in w.drain()] == ["ADDED"]  # a watch starts with what exists
     cluster.evict("p")
     events = w.drain()
     assert [e for e, _ in events] == ["MODIFIED", "DELETED"]
@@ -210,7 +211,7 @@ def test_scheduler_writes_podgroup_status_and_queue_allocation(cluster):
 
 def test_a_failed_bind_is_forgotten_and_retried(cluster):
     """Scheduler loop: a bind that fails (the pod was bound meanwhile) is dropped."""
-    from volcanic.cluster.store import Conflict
+    from volcanic.kube.errors import Conflict
     cluster.apply([node("n1"), pod("p")])
     real_bind, tries = cluster.api.bind, []
 
@@ -285,7 +286,7 @@ def test_apply_merges_onto_the_stored_object(cluster):
 
 
 def test_a_stale_resource_version_is_a_conflict(cluster):
-    from volcanic.cluster.store import Conflict
+    from volcanic.kube.errors import Conflict
     stale = cluster.apply(node("n1"))
     cluster.apply(dict(node("n1"), metadata={"name": "n1", "labels": {"v": "2"}}))
     with pytest.raises(Conflict, match="the object has been modified"):
@@ -347,3 +348,19 @@ def test_a_pod_that_exits_at_once_under_always_backs_off_instead_of_spinning(clu
     cluster.apply([node("n1"), pod("p", duration="0s", restart="Always")])
     cluster.run(100)  # exits at 0, 10, 30, 70: back-off 10, 20, 40 s
     assert cluster.get("Pod", "p")["status"]["containerStatuses"][0]["restartCount"] == 3
+
+
+def test_every_timestamp_is_on_one_unix_clock(cluster):
+    """One clock in Unix seconds: what the store, the controllers and the scheduler stamp
+    (creation, the gang's Unschedulable condition written by the native engine) all read as
+    the cluster's start plus virtual time, never 1970."""
+    from volcanic.kube.clock import seconds_of
+    cluster.run(5)
+    cluster.apply([node("n1", cpu="1"), job("big", replicas=2)])
+    cluster.run(3)
+    created = seconds_of(cluster.get("Job", "big")["metadata"]["creationTimestamp"])
+    assert created == cluster.started + 5
+    conditions = cluster.list("PodGroup")[0]["status"]["conditions"]
+    stamps = [seconds_of(c["lastTransitionTime"]) for c in conditions]
+    assert stamps and all(cluster.started + 5 <= t <= cluster.started + cluster.now for t in stamps)
+    assert cluster.started == 1704067200  # 2024-01-01T00:00:00Z: the same history on every run

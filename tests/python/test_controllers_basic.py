@@ -4,16 +4,17 @@ with a virtual clock (reference §2.5, §2.6, §2.7)."""
 from __future__ import annotations
 
 import pytest
-
 from volcanic.cluster.clock import VirtualClock
-from volcanic.cluster.kinds import KINDS
-from volcanic.cluster.store import MemoryStore, rfc3339
+from volcanic.cluster.store import MemoryStore
 from volcanic.controllers.gc import GarbageCollector
 from volcanic.controllers.podgroup import PodGroupController, min_resources, pod_requests
-from volcanic.controllers.quantity import format_quantity, parse_quantity
+from volcanic.kube.quantity import format_quantity, parse_quantity
 from volcanic.controllers.queue import CLOSED_BY_PARENT, QueueController, ensure_default_queues
-from volcanic.controllers.runtime import Context, Informers, Runner
+from volcanic.controllers.runtime import INDEXES, Context, Runner
 from volcanic.errors import AdmissionError
+from volcanic.kube.clock import rfc3339
+from volcanic.kube.informers import Informers
+from volcanic.kube.kinds import KINDS
 
 
 class Harness:
@@ -23,7 +24,7 @@ class Harness:
         self.clock = VirtualClock()
         self.store = store_class(clock=self.clock.now)
         ensure_default_queues(self.store)
-        self.informers = Informers(self.store, list(KINDS))
+        self.informers = Informers(self.store, list(KINDS), INDEXES)
         self.ctx = Context(store=self.store, lister=self.informers, clock=self.clock,
                            scheduler_names=scheduler_names)
         self.controllers = [c(self.ctx) for c in controllers]
@@ -557,7 +558,7 @@ def make_job(h, name, ttl=None, phase="Running", finished_at=None):
     job = h.store.create({"kind": "Job", "metadata": {"name": name, "namespace": "ns"}, "spec": spec})
     state = {"phase": phase}
     if finished_at is not None:
-        state["lastTransitionTime"] = rfc3339(finished_at)
+        state["lastTransitionTime"] = rfc3339(h.clock.start + finished_at)
     return h.store.update_status(dict(job, status={"state": state}))
 
 
@@ -613,7 +614,7 @@ def test_gc_rechecks_the_latest_job_before_deleting():
     make_job(h, "longer", ttl=100, phase="Completed", finished_at=0)
     h.run(50)
     j = h.store.get("Job", "restarted", "ns")
-    h.store.update_status(dict(j, status={"state": {"phase": "Running", "lastTransitionTime": rfc3339(50)}}))
+    h.store.update_status(dict(j, status={"state": {"phase": "Running", "lastTransitionTime": rfc3339(h.clock.start + 50)}}))
     j = h.store.get("Job", "longer", "ns")
     h.store.update(dict(j, spec=dict(j["spec"], ttlSecondsAfterFinished=200)))
     h.run(100)  # t = 150

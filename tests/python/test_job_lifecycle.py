@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import volcanic
+from volcanic.admission.chain import AdmissionChain
 
 NS = "default"
 FINAL = ("Completed", "Failed", "Terminated", "Aborted")
@@ -82,6 +83,7 @@ class Watch:
 
     def __init__(self, c: volcanic.Cluster) -> None:
         self._w = c.api.watch(("Job", "Pod", "PodGroup"))
+        self._w.drain()  # what exists now, replayed as ADDED
         self.events: list[tuple[str, dict]] = []
         self._initial = {j["metadata"]["name"]: ((j.get("status") or {}).get("state") or {}).get("phase")
                          for j in c.list("Job", NS)}
@@ -1211,7 +1213,7 @@ def test_malformed_job_is_a_warning_not_a_controller_error(tasks_field: Any) -> 
     refuse both, here it is empty) is a Warning Event JobSpecError on the job, recorded once,
     and the request is dropped: nothing raises out of run(), nothing is retried forever, and
     no controller error is recorded."""
-    c = volcanic.Cluster(admission=volcanic.cluster.admission.AdmissionChain())
+    c = volcanic.Cluster(admission=AdmissionChain())
     c.apply(node("n1"))
     c.apply({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j", "namespace": NS},
              "spec": {"minAvailable": 1, "queue": "default", "tasks": tasks_field}})

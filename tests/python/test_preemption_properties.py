@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import volcanic
 from builders import node, pod, podgroup, queue
-from volcanic.controllers.quantity import parse_quantity
+from volcanic.kube.quantity import parse_quantity
 
 
 def _milli(text):

@@ -4,9 +4,12 @@ status subresource, optimistic concurrency, finalizers, cascading deletion, watc
 from __future__ import annotations
 
 import pytest
+from volcanic.cluster.clock import EPOCH
+from volcanic.cluster.store import MemoryStore
+from volcanic.kube.errors import AlreadyExists, Conflict, NotFound
+from volcanic.kube.objects import clone
 
 import volcanic
-from volcanic.cluster.store import AlreadyExists, Conflict, MemoryStore, NotFound, clone
 
 
 def _cm(name, data=None, ns="default", **meta):
@@ -23,7 +26,7 @@ def _pod(name, owner=None, **meta):
 
 
 def test_create_fills_metadata_from_the_clock_and_ignores_status():
-    now = [90.0]
+    now = [EPOCH + 90.0]
     s = MemoryStore(clock=lambda: now[0])
     p = s.create(_pod("p"))
     meta = p["metadata"]

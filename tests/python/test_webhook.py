@@ -10,22 +10,22 @@ import copy
 import datetime
 import http.client
 import json
+import pathlib
 import random
 import socket
 import ssl
 import subprocess
 import sys
 import time
-import pathlib
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
+import pytest
 from volcanic.admission import review as rv
+from volcanic.admission.chain import AdmissionChain
 from volcanic.admission.review import ReviewError
-from volcanic.admission.webhook import PATHS, snapshot_lister, start_server
-from volcanic.cluster.admission import AdmissionChain
+from volcanic.admission.webhook import PATHS, start_server
+from volcanic.cluster.snapshot import snapshot_lister
 from volcanic.errors import AdmissionError
 
 API = "admission.k8s.io/v1"
@@ -487,7 +487,8 @@ def test_fuzz_codec_with_mutated_reviews():
 
 
 def test_every_truncation_of_a_review_is_a_review_error():
-    from volcanic.bench.admission import review as bench_review, typical_job
+    from volcanic.bench.admission import review as bench_review
+    from volcanic.bench.admission import typical_job
     data = json.dumps(bench_review("uid-1", "CREATE", typical_job(1))).encode()
     for n in range(len(data)):
         with pytest.raises(ReviewError):
@@ -498,11 +499,12 @@ def test_every_truncation_of_a_review_is_a_review_error():
 # The HTTPS server.
 
 def make_cert(directory: pathlib.Path) -> tuple[str, str]:
+    import ipaddress
+
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
-    import ipaddress
 
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "volcanic-webhook-test")])

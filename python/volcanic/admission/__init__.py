@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from volcanic.cluster.admission import AdmissionChain
+from volcanic.admission.chain import AdmissionChain
 
 
 @dataclass(frozen=True)

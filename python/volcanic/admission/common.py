@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterable
 
-from volcanic.controllers.quantity import parse_quantity
+from volcanic.kube.quantity import parse_quantity
 
 __all__ = [
     "deny", "invalid", "required", "duplicate", "not_supported", "go_list",

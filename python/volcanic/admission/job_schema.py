@@ -9,7 +9,7 @@ from typing import Any
 
 from volcanic.admission.common import (MapOf, check_shape, deny, dns1123_subdomain_errors, expect, invalid,
                                        not_supported, required)
-from volcanic.controllers.duration import parse_duration
+from volcanic.kube.duration import parse_duration
 
 Obj = dict[str, Any]
 

@@ -21,15 +21,33 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable
 
-from volcanic.admission.common import (dns1123_label_errors, dns1123_subdomain_errors, go_list, invalid,
-                                       qualified_name_errors, quantity)
-from volcanic.admission.job_schema import (
-    as_int, check_job_shape, is_int, job_name, plugins_of_job, spec_of, task_name, tasks_of,
-    validate_min_success, validate_network_topology_fields, validate_priority_class_name, validate_queue_name,
-    validate_scheduler_name, validate_task_crd_fields)
+from volcanic.admission.chain import AdmissionRequest
+from volcanic.admission.common import (
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    go_list,
+    invalid,
+    qualified_name_errors,
+    quantity,
+)
 from volcanic.admission.job_policies import validate_policies
+from volcanic.admission.job_schema import (
+    as_int,
+    check_job_shape,
+    is_int,
+    job_name,
+    plugins_of_job,
+    spec_of,
+    task_name,
+    tasks_of,
+    validate_min_success,
+    validate_network_topology_fields,
+    validate_priority_class_name,
+    validate_queue_name,
+    validate_scheduler_name,
+    validate_task_crd_fields,
+)
 from volcanic.admission.pod_template import pod_spec, pod_template_errors
-from volcanic.cluster.admission import AdmissionRequest
 from volcanic.controllers.job.plugins import PLUGINS, PluginError
 
 Obj = dict[str, Any]

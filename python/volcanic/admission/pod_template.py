@@ -8,7 +8,7 @@ from typing import Any
 
 from volcanic.admission.common import (deny, dns1123_label_errors, duplicate, invalid, not_supported, quantity,
                                        required)
-from volcanic.controllers.quantity import format_quantity, parse_quantity
+from volcanic.kube.quantity import format_quantity, parse_quantity
 
 Obj = dict[str, Any]
 

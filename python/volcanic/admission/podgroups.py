@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from volcanic.admission.chain import AdmissionRequest
 from volcanic.admission.common import check_shape, expect, invalid
-from volcanic.cluster.admission import AdmissionRequest
 
 Obj = dict[str, Any]
 

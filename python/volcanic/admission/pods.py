@@ -28,7 +28,7 @@ import json
 import re
 from typing import Any, Callable, Iterable, Mapping
 
-from volcanic.cluster.admission import AdmissionRequest
+from volcanic.admission.chain import AdmissionRequest
 
 Obj = dict[str, Any]
 

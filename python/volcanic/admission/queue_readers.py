@@ -5,13 +5,13 @@ take no part). Shared by the queue admission rules (queues.py)."""
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
+import math
 from typing import Any
 
+from volcanic.admission.chain import AdmissionRequest
 from volcanic.admission.common import quantity
-from volcanic.cluster.admission import AdmissionRequest
-from volcanic.controllers.quantity import format_quantity, parse_quantity
+from volcanic.kube.quantity import format_quantity, parse_quantity
 
 Obj = dict[str, Any]
 

@@ -33,13 +33,32 @@ import math
 import re
 from typing import Any, Callable, Iterable
 
+from volcanic.admission.chain import AdmissionRequest
 from volcanic.admission.common import MapOf, check_shape, deny, expect, invalid, qualified_name_errors, quantity
 from volcanic.admission.queue_readers import (
-    add_resource, aggregate, all_queues, annotations_of, as_map, capability_of, children_of, deserved_of,
-    format_single, get_queue, guarantee_of, less_partly, not_found, parent_of, parsed, queue_name,
-    resource_string, same_resources, spec_of, status_of, to_resource)
-from volcanic.cluster.admission import AdmissionRequest
-from volcanic.controllers.quantity import format_quantity
+    add_resource,
+    aggregate,
+    all_queues,
+    annotations_of,
+    as_map,
+    capability_of,
+    children_of,
+    deserved_of,
+    format_single,
+    get_queue,
+    guarantee_of,
+    less_partly,
+    not_found,
+    parent_of,
+    parsed,
+    queue_name,
+    resource_string,
+    same_resources,
+    spec_of,
+    status_of,
+    to_resource,
+)
+from volcanic.kube.quantity import format_quantity
 
 Obj = dict[str, Any]
 

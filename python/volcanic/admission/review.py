@@ -58,9 +58,9 @@ import logging
 import math
 from typing import Any, Callable
 
-from volcanic.cluster.admission import AdmissionChain, AdmissionRequest
-from volcanic.cluster.store import clone
-from volcanic.errors import AdmissionError
+from volcanic.admission.chain import EMPTY_LISTER, AdmissionChain, AdmissionRequest
+from volcanic.kube.errors import AdmissionError
+from volcanic.kube.objects import clone
 
 log = logging.getLogger(__name__)
 
@@ -176,9 +176,7 @@ def _admit(review: Any, chain: AdmissionChain | None, lister: Any, only_kind: st
     rules: list[Callable] = (chain.mutators if mutating else chain.validators).get(kind, [])
     if not rules or (mutating and obj is None):
         return allowed_response(uid)
-    if lister is None:
-        from volcanic.cluster.store import MemoryStore
-        lister = MemoryStore()
+    lister = lister if lister is not None else EMPTY_LISTER
     # The rules see copies that carry their kind (the chain dispatches on it) and may change
     # them freely; the patch is taken against the object as sent.
     current = _with_kind(clone(obj), kind) if obj is not None else None

@@ -32,13 +32,9 @@ HTTP behaviour:
   leaves part of a request unread closes the connection.
 
 The lister. Rules that read other objects (a job's queue must exist and be Open, a queue's
-parent, a namespace's annotations) read `lister`. Until the kopf operator provides a lister
-over a real cluster's informers, the webhook reads an in-memory snapshot:
-`snapshot_lister(objects)` is a MemoryStore holding the `default` Namespace, the `root`
-and `default` queues (Open, as a Volcano installation has them) and `objects` (YAML loaded
-with `volcanic webhook --state FILE...`), statuses included; a Queue given without
-status.state is Open, as Volcano's queue controller would make it. The snapshot does not
-follow the cluster: restart the webhook to change it.
+parent, a namespace's annotations) read `lister`: on a real cluster, informers over the API
+server (volcanic.real.webhook); offline, `volcanic.cluster.snapshot.snapshot_lister(objects)`,
+an in-memory snapshot. Without one, nothing exists.
 
     server = start_server(cert, key, port=0)      # a thread; server.port, server.url
     ...
@@ -48,18 +44,19 @@ follow the cluster: restart the webhook to change it.
 
 from __future__ import annotations
 
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import json
 import logging
 import socket
 import ssl
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable
 
-from volcanic.admission import AdmissionConf, volcano_chain
+from volcanic.admission import AdmissionConf
 from volcanic.admission import review as codec
-from volcanic.cluster.admission import AdmissionChain
+from volcanic.admission import volcano_chain
+from volcanic.admission.chain import EMPTY_LISTER, AdmissionChain
 
 log = logging.getLogger(__name__)
 
@@ -348,7 +345,7 @@ def make_server(cert: str, key: str, conf: AdmissionConf | None = None, lister: 
     """A bound WebhookServer, not yet serving. `limits`: max_body, read_timeout, max_connections."""
     conf = conf or AdmissionConf()
     chain = chain if chain is not None else volcano_chain(conf)
-    lister = lister if lister is not None else snapshot_lister()
+    lister = lister if lister is not None else EMPTY_LISTER
     return WebhookServer((host, port), tls_context(cert, key), chain, lister, **limits)
 
 
@@ -375,44 +372,6 @@ def serve(port: int, cert: str, key: str, conf: AdmissionConf | None = None, lis
         pass
     finally:
         server.server_close()
-
-
-# The lister.
-
-def snapshot_lister(objects: Iterable[Obj] = ()) -> Any:
-    """A MemoryStore with the default Namespace, the root and default queues (Open) and
-    `objects`, statuses as given; a Queue without status.state is Open. Raises
-    volcanic.errors.InvalidObject for an object of a kind the store does not know."""
-    from volcanic.cluster.kinds import kind_named
-    from volcanic.cluster.store import MemoryStore
-    from volcanic.controllers.queue import ensure_default_queues
-    from volcanic.errors import InvalidObject
-
-    store = MemoryStore()
-    store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"},
-                  "status": {"phase": "Active"}})
-    ensure_default_queues(store)
-    for obj in objects:
-        if not isinstance(obj, dict):
-            raise InvalidObject(f"state: expected an object, got {type(obj).__name__}")
-        kind = kind_named(obj.get("kind"))
-        obj = dict(obj)
-        status = obj.get("status")
-        if kind.name == "Queue":
-            status = dict(status) if isinstance(status, dict) else {}
-            status.setdefault("state", "Open")
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-        existing = store.get(kind.name, meta.get("name", ""), meta.get("namespace")) \
-            if isinstance(meta.get("name"), str) and meta.get("name") else None
-        if existing is not None:
-            meta = dict(meta)
-            meta.pop("resourceVersion", None)
-            stored = store.update(dict(obj, metadata=meta))
-        else:
-            stored = store.create(obj)
-        if kind.status_subresource and isinstance(status, dict) and status:
-            store.update_status(dict(stored, status=status))
-    return store
 
 
 # Certificates.

@@ -105,7 +105,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_webhook(args: argparse.Namespace) -> int:
     from volcanic.admission import AdmissionConf
-    from volcanic.admission.webhook import serve, snapshot_lister
+    from volcanic.admission.webhook import serve
+    from volcanic.cluster.snapshot import snapshot_lister
 
     conf = AdmissionConf(scheduler_names=tuple(args.scheduler_name or ["volcano"]),
                          max_queue_depth=args.max_queue_depth,

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from volcanic.cluster.admission import AdmissionChain
-from volcanic.cluster.kinds import KINDS
-from volcanic.cluster.store import MemoryStore, Obj, Watch
-from volcanic.errors import AdmissionError, InvalidObject
-
+from volcanic.admission.chain import AdmissionChain
+from volcanic.cluster.store import MemoryStore
+from volcanic.kube.errors import AdmissionError, InvalidObject
+from volcanic.kube.kinds import KINDS
+from volcanic.kube.objects import Obj
+from volcanic.kube.store import Watch
 
 _POD_MUTABLE = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")
 

@@ -1,18 +1,25 @@
-"""The virtual clock: time moves only when run() moves it, straight to the next due work."""
+"""The virtual clock: time moves only when run() moves it, straight to the next due work.
+
+It reads Unix seconds, like every clock in volcanic, starting at EPOCH (2024-01-01T00:00:00Z)
+so that a cluster's history is the same on every run.
+"""
 
 from __future__ import annotations
 
 import heapq
 from typing import Callable
 
-from volcanic.controllers.runtime import Timer
+from volcanic.kube.clock import Timer
+
+EPOCH = 1704067200.0  # 2024-01-01T00:00:00Z
 
 
 class VirtualClock:
-    """Seconds since the cluster started, and a heap of timers ordered by (due, creation)."""
+    """Unix seconds from `start`, and a heap of timers ordered by (due, creation)."""
 
-    def __init__(self) -> None:
-        self._now = 0.0
+    def __init__(self, start: float = EPOCH) -> None:
+        self.start = start
+        self._now = start
         self._seq = 0
         self._timers: list[Timer] = []
 

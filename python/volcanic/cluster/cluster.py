@@ -14,18 +14,20 @@ import math
 import os
 from typing import Any, Iterable
 
-import yaml
-
 from volcanic.admission import AdmissionConf, volcano_chain
-from volcanic.cluster.admission import AdmissionChain
+from volcanic.admission.chain import AdmissionChain
 from volcanic.cluster.api import EmbeddedApi
 from volcanic.cluster.clock import VirtualClock
-from volcanic.cluster.kinds import KINDS, kind_named
 from volcanic.cluster.kubelet import Kubelets
-from volcanic.cluster.scheduler_loop import SchedulerLoop
-from volcanic.cluster.store import MemoryStore, NotFound, Obj, StoreError, clone
-from volcanic.controllers.runtime import Context, Informers, Runner
-from volcanic.errors import InvalidObject
+from volcanic.cluster.store import MemoryStore
+from volcanic.controllers.runtime import INDEXES, Context, Runner
+from volcanic.kube.clock import rfc3339
+from volcanic.kube.errors import InvalidObject, NotFound, StoreError
+from volcanic.kube.informers import Informers
+from volcanic.kube.kinds import KINDS, kind_named
+from volcanic.kube.objects import Obj, clone, describe
+from volcanic.scheduler.loop import SchedulerLoop
+import yaml
 
 SCHEDULER_NAME = "volcano"
 
@@ -71,12 +73,6 @@ def _plain(obj: Any, owner: str, path: str = "") -> Any:
     if hasattr(obj, "isoformat"):
         return obj.isoformat()
     raise InvalidObject(f"{owner}: {path}: unsupported value of type {type(obj).__name__}")
-
-
-def _describe(obj: Obj) -> str:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    name = meta.get("name") if isinstance(meta.get("name"), str) else "?"
-    return f"{obj.get('kind')} {meta['namespace'] + '/' if isinstance(meta.get('namespace'), str) else ''}{name}"
 
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -136,10 +132,10 @@ class Cluster:
         self.api = EmbeddedApi(self._store, admission if admission is not None else volcano_chain(AdmissionConf(scheduler_names=(SCHEDULER_NAME,))))
         self.api.create({"kind": "Namespace", "metadata": {"name": "default"}, "status": {"phase": "Active"}})
         ensure_default_queues(self.api)
-        self.informers = Informers(self.api, KINDS)
+        self.informers = Informers(self.api, KINDS, INDEXES)
         ctx = Context(store=self.api, lister=self.informers, clock=self._clock,
                       scheduler_names=(SCHEDULER_NAME,))
-        self.scheduler = SchedulerLoop(ctx, self.informers, _load_conf(conf), schedule_period)
+        self.scheduler = SchedulerLoop(self.api, self.informers, self._clock, _load_conf(conf), schedule_period)
         controllers = [JobController(ctx), PodGroupController(ctx), QueueController(ctx),
                        GarbageCollector(ctx), Kubelets(ctx)]
         self.controllers = {c.name: c for c in controllers}
@@ -148,7 +144,13 @@ class Cluster:
     @property
     def now(self) -> float:
         """Virtual seconds since the cluster started."""
-        return self._clock.now()
+        return self._clock.now() - self._clock.start
+
+    @property
+    def started(self) -> float:
+        """The Unix time the cluster's virtual clock started at (timestamps in objects are
+        Unix time: a timestamp minus `started` is virtual seconds since the start)."""
+        return self._clock.start
 
     @property
     def errors(self) -> list[str]:
@@ -161,7 +163,7 @@ class Cluster:
         Returns the stored object, or a list for several. Every object is checked before any
         is stored; on an error nothing of this call is stored.
         """
-        objs = [_plain(o, _describe(o)) for o in _documents(source)]
+        objs = [_plain(o, describe(o)) for o in _documents(source)]
         for o in objs:
             kind_named(o.get("kind"))
             meta = o.get("metadata")
@@ -241,7 +243,6 @@ class Cluster:
 
     # Internals.
     def _stamp(self) -> str:
-        from volcanic.cluster.store import rfc3339
         return rfc3339(self._clock.now())
 
     def _apply_one(self, obj: Obj, done: list) -> Obj:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from typing import Hashable
 
-from volcanic.cluster.store import clone, rfc3339
-from volcanic.controllers.duration import parse_duration
-from volcanic.controllers.runtime import Context, Controller, Handler, Timer
+from volcanic.kube.duration import parse_duration
 from volcanic.controllers.events import Recorder
+from volcanic.controllers.runtime import Context, Controller
+from volcanic.kube.clock import Timer, rfc3339
+from volcanic.kube.informers import Handler
+from volcanic.kube.objects import clone
 
 START_DELAY = "volcanic/sim-start-delay"
 DURATION = "volcanic/sim-duration"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from volcanic.cluster.store import seconds_of
+from volcanic.kube.clock import seconds_of
 
 FINAL_PHASES = ("Completed", "Failed", "Terminated", "Aborted")
 
@@ -16,7 +16,7 @@ def job_report(cluster: Any) -> list[dict[str, Any]]:
     for job in cluster.list("Job"):
         status = job.get("status") or {}
         phase = (status.get("state") or {}).get("phase") or "Pending"
-        when = {c.get("status"): seconds_of(c.get("lastTransitionTime")) for c in status.get("conditions") or []}
+        when = {c.get("status"): _since(cluster, c.get("lastTransitionTime")) for c in status.get("conditions") or []}
         meta = job["metadata"]
         rows.append({"job": f"{meta['namespace']}/{meta['name']}", "queue": (job.get("spec") or {}).get("queue", "default"),
                      "phase": phase, "start": when.get("Running"),
@@ -24,6 +24,11 @@ def job_report(cluster: Any) -> list[dict[str, Any]]:
                      "restarts": status.get("retryCount", 0),
                      **{k: status.get(k, 0) for k in ("running", "succeeded", "failed")}})
     return rows
+
+
+def _since(cluster: Any, timestamp: str | None) -> float | None:
+    t = seconds_of(timestamp)
+    return None if t is None else t - cluster.started
 
 
 def all_finished(cluster: Any) -> bool:

@@ -2,14 +2,15 @@
 
 What it promises, as the Kubernetes API server does:
 - create fills metadata.uid, resourceVersion, generation and creationTimestamp (RFC 3339 on
-  the store's clock) and, for kinds with a status subresource, ignores the status sent;
+  the store's clock, Unix seconds) and, for kinds with a status subresource, ignores the status sent;
 - update is optimistic: a resourceVersion that is not the current one is a Conflict; a
   changed spec bumps generation; for kinds with a status subresource the status is kept
   (use update_status to change it);
 - bind sets a pod's spec.nodeName and its PodScheduled condition, like pods/binding;
 - delete with finalizers only sets deletionTimestamp; the object goes once its last
   finalizer is removed; dependents (ownerReferences) are deleted in cascade;
-- watch streams ADDED / MODIFIED / DELETED events in commit order.
+- watch lists what is stored as ADDED events, then streams ADDED / MODIFIED / DELETED
+  events in commit order.
 
 Objects are copied on the way in and out of get/list, so callers never share state with
 the store. Watch events, and what create/update/update_status/bind return, are the
@@ -21,71 +22,17 @@ Deterministic: uids and resourceVersions come from counters, times from the cloc
 
 from __future__ import annotations
 
-import copy
-import functools
-import marshal
+from typing import Any, Callable, Iterable
 import uuid
-from collections import deque
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Iterable, Protocol
 
-from volcanic.cluster.kinds import KINDS, Kind, kind_named
-from volcanic.errors import InvalidObject
+from volcanic.cluster.clock import EPOCH
+from volcanic.kube.clock import rfc3339
+from volcanic.kube.errors import AlreadyExists, Conflict, InvalidObject, NotFound
+from volcanic.kube.kinds import KINDS, Kind, kind_named
+from volcanic.kube.objects import Key, Obj, clone
+from volcanic.kube.store import Watch
 
-EPOCH = datetime(2024, 1, 1, tzinfo=timezone.utc)
 _UID_NAMESPACE = uuid.UUID("6f1c2a52-8d0e-4c5b-9a55-2f0e4c7d9b10")
-
-Obj = dict[str, Any]
-Key = tuple[str, str]  # namespace ("" when cluster-scoped), name
-
-
-class StoreError(Exception):
-    """An API error: `reason` is the Kubernetes status reason."""
-
-    reason = "InternalError"
-
-    def __init__(self, kind: str, namespace: str, name: str, message: str) -> None:
-        super().__init__(message)
-        self.kind, self.namespace, self.name = kind, namespace, name
-
-
-class NotFound(StoreError):
-    reason = "NotFound"
-
-
-class AlreadyExists(StoreError):
-    reason = "AlreadyExists"
-
-
-class Conflict(StoreError):
-    reason = "Conflict"
-
-
-def rfc3339(seconds: float) -> str:
-    """The store's clock reading as an RFC 3339 timestamp (second precision)."""
-    return _rfc3339(int(seconds))
-
-
-@functools.lru_cache(maxsize=4096)  # many writes share a second of virtual time
-def _rfc3339(seconds: int) -> str:
-    return (EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def seconds_of(timestamp: str | None) -> float | None:
-    """The clock reading of an RFC 3339 timestamp written by rfc3339(); None if absent."""
-    if not timestamp:
-        return None
-    t = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-    return (t - EPOCH).total_seconds()
-
-
-def clone(obj: Any) -> Any:
-    """A deep copy of JSON-shaped data; marshal copies builtins several times faster than
-    copy.deepcopy, which stays the fallback for anything else."""
-    try:
-        return marshal.loads(marshal.dumps(obj))
-    except ValueError:
-        return copy.deepcopy(obj)
 
 
 def _check_shape(obj: Obj, kind: Kind, meta: dict) -> None:
@@ -112,45 +59,10 @@ def _check_shape(obj: Obj, kind: Kind, meta: dict) -> None:
             raise InvalidObject(f"{where}: {field}: must be a map")
 
 
-class Store(Protocol):
-    """What controllers need from an API server; the embedded store and a real-cluster
-    adapter both provide it."""
-
-    def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None: ...
-    def list(self, kind: str, namespace: str | None = None) -> list[Obj]: ...
-    def create(self, obj: Obj) -> Obj: ...
-    def update(self, obj: Obj) -> Obj: ...
-    def update_status(self, obj: Obj) -> Obj: ...
-    def bind(self, namespace: str, name: str, node: str) -> Obj: ...
-    def delete(self, kind: str, name: str, namespace: str | None = None,
-               uid: str | None = None) -> None: ...
-    def watch(self, kinds: Iterable[str] | None = None) -> "Watch": ...
-
-
-class Watch:
-    """A stream of (type, object) events; read it with drain(). Objects are read-only."""
-
-    def __init__(self, kinds: Iterable[str] | None) -> None:
-        self.kinds = set(kinds) if kinds is not None else None
-        self._events: deque[tuple[str, Obj]] = deque()
-
-    def _offer(self, event: str, obj: Obj) -> None:
-        if self.kinds is None or obj["kind"] in self.kinds:
-            self._events.append((event, obj))
-
-    def __bool__(self) -> bool:
-        return bool(self._events)
-
-    def drain(self) -> list[tuple[str, Obj]]:
-        events = list(self._events)
-        self._events.clear()
-        return events
-
-
 class MemoryStore:
-    """The embedded API server's storage. `clock` returns virtual seconds since EPOCH."""
+    """The embedded API server's storage. `clock` returns Unix seconds."""
 
-    def __init__(self, clock: Callable[[], float] = lambda: 0.0) -> None:
+    def __init__(self, clock: Callable[[], float] = lambda: EPOCH) -> None:
         self._clock = clock
         self._objects: dict[str, dict[Key, Obj]] = {name: {} for name in KINDS}
         self._dependents: dict[str, set[tuple[str, Key]]] = {}  # owner uid -> (kind, key)
@@ -170,7 +82,13 @@ class MemoryStore:
                 if namespace is None or not k.namespaced or key[0] == namespace]
 
     def watch(self, kinds: Iterable[str] | None = None) -> Watch:
+        """Every stored object of `kinds` as ADDED, then every change (see kube.store.Watch)."""
         w = Watch(kinds)
+        for kind, objects in self._objects.items():
+            if w.kinds is None or kind in w.kinds:
+                for _, obj in sorted(objects.items()):
+                    w.offer("ADDED", obj)
+        w.synced.set()
         self._watches.append(w)
         return w
 
@@ -274,7 +192,7 @@ class MemoryStore:
         obj = dict(obj, metadata=dict(obj["metadata"], resourceVersion=str(self._version)))
         self._index_owners(kind, key, obj, add=False)
         for w in self._watches:
-            w._offer("DELETED", obj)
+            w.offer("DELETED", obj)
         for dep_kind, dep_key in sorted(self._dependents.pop(obj["metadata"]["uid"], ())):
             if dep_key in self._objects[dep_kind]:
                 self.delete(dep_kind, dep_key[1], dep_key[0] or None)
@@ -288,7 +206,7 @@ class MemoryStore:
         self._objects[kind.name][key] = obj
         self._index_owners(kind, key, obj, add=True)
         for w in self._watches:
-            w._offer(event, obj)
+            w.offer(event, obj)
         return obj
 
     def _index_owners(self, kind: Kind, key: Key, obj: Obj, add: bool) -> None:

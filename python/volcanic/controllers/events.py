@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from volcanic.cluster.store import AlreadyExists, Store, StoreError, rfc3339
+from volcanic.kube.clock import rfc3339
+from volcanic.kube.errors import AlreadyExists, StoreError
+from volcanic.kube.store import Store
 
 Obj = dict[str, Any]
 

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from typing import Hashable
 
-from volcanic.cluster.store import Obj, StoreError, seconds_of
-from volcanic.controllers.runtime import Context, Controller, Handler, Timer
+from volcanic.controllers.runtime import Context, Controller
+from volcanic.kube.clock import Timer, seconds_of
+from volcanic.kube.errors import StoreError
+from volcanic.kube.informers import Handler
+from volcanic.kube.objects import Obj
 
 FINISHED = ("Completed", "Failed", "Terminated")
 

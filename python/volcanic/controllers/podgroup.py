@@ -30,14 +30,21 @@ from __future__ import annotations
 import re
 from typing import Hashable
 
-from volcanic.cluster.kinds import KINDS
-from volcanic.cluster.store import Obj, StoreError, clone
-from volcanic.controllers import quantity
+from volcanic.kube import quantity
 from volcanic.controllers.keys import (
-    COOLDOWN_TIME, GROUP_NAME, JDB_MAX_UNAVAILABLE, JDB_MIN_AVAILABLE, PREEMPTABLE, REVOCABLE_ZONE,
-    SCHEDULING_API_VERSION)
-from volcanic.controllers.runtime import Context, Controller, Handler
-from volcanic.errors import AdmissionError
+    COOLDOWN_TIME,
+    GROUP_NAME,
+    JDB_MAX_UNAVAILABLE,
+    JDB_MIN_AVAILABLE,
+    PREEMPTABLE,
+    REVOCABLE_ZONE,
+    SCHEDULING_API_VERSION,
+)
+from volcanic.controllers.runtime import Context, Controller
+from volcanic.kube.errors import AdmissionError, StoreError
+from volcanic.kube.informers import Handler
+from volcanic.kube.kinds import KINDS
+from volcanic.kube.objects import Obj, clone
 
 MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
 QUEUE_NAME = "scheduling.volcano.sh/queue-name"  # a pod's queue (not the job's volcano.sh/queue-name)

@@ -30,10 +30,13 @@ from __future__ import annotations
 
 from typing import Hashable
 
-from volcanic.cluster.store import NotFound, Obj, Store, StoreError, clone
 from volcanic.controllers.events import controller_manager_recorder
 from volcanic.controllers.keys import SCHEDULING_API_VERSION
-from volcanic.controllers.runtime import Context, Controller, Handler
+from volcanic.controllers.runtime import Context, Controller
+from volcanic.kube.errors import NotFound, StoreError
+from volcanic.kube.informers import Handler
+from volcanic.kube.objects import Obj, clone
+from volcanic.kube.store import Store
 
 OPEN, CLOSED, CLOSING, UNKNOWN = "Open", "Closed", "Closing", "Unknown"
 OPEN_QUEUE, CLOSE_QUEUE, SYNC_QUEUE = "OpenQueue", "CloseQueue", "SyncQueue"

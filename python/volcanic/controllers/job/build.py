@@ -6,12 +6,25 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from volcanic.controllers import quantity
+from volcanic.kube import quantity
 from volcanic.controllers.keys import (
-    COOLDOWN_TIME, GROUP_NAME, JDB_MAX_UNAVAILABLE, JDB_MIN_AVAILABLE, JOB_API_VERSION, JOB_NAME,
-    JOB_NAMESPACE, JOB_VERSION, PARTITION_ID, PREEMPTABLE, QUEUE_NAME, REVOCABLE_ZONE,
-    SCHEDULING_API_VERSION, TASK_INDEX, TASK_SPEC)
-from volcanic.controllers.runtime import Lister
+    COOLDOWN_TIME,
+    GROUP_NAME,
+    JDB_MAX_UNAVAILABLE,
+    JDB_MIN_AVAILABLE,
+    JOB_API_VERSION,
+    JOB_NAME,
+    JOB_NAMESPACE,
+    JOB_VERSION,
+    PARTITION_ID,
+    PREEMPTABLE,
+    QUEUE_NAME,
+    REVOCABLE_ZONE,
+    SCHEDULING_API_VERSION,
+    TASK_INDEX,
+    TASK_SPEC,
+)
+from volcanic.kube.informers import Lister
 
 Obj = dict[str, Any]
 

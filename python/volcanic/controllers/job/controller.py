@@ -14,17 +14,19 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Hashable
 
-from volcanic.cluster.store import NotFound, Obj, StoreError
+from volcanic.kube.duration import format_duration
+from volcanic.controllers.events import controller_manager_recorder
 from volcanic.controllers.job import state
 from volcanic.controllers.job.plugins import PluginError
 from volcanic.controllers.job.plugins.common import task_named
 from volcanic.controllers.job.policy import Request, apply_policies
-from volcanic.controllers.duration import format_duration
 from volcanic.controllers.job.sync import JobActions, SyncError, Target
 from volcanic.controllers.keys import JOB_API_VERSION, JOB_NAME, JOB_VERSION, OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
-from volcanic.controllers.events import controller_manager_recorder
-from volcanic.controllers.runtime import Context, Controller, Handler, Timer
-from volcanic.errors import AdmissionError
+from volcanic.controllers.runtime import Context, Controller
+from volcanic.kube.clock import Timer
+from volcanic.kube.errors import AdmissionError, NotFound, StoreError
+from volcanic.kube.informers import Handler
+from volcanic.kube.objects import Obj
 
 MAX_REQUEUE = 15            # --max-requeue-num
 # The actions a bus Command may ask of a Job; any other is dropped with a Warning Event.

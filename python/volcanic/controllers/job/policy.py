@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from volcanic.cluster.store import Obj
-from volcanic.controllers.duration import parse_duration
+from volcanic.kube.duration import parse_duration
 from volcanic.controllers.job.plugins.common import tasks
+from volcanic.kube.objects import Obj
 
 # Events the controller makes for itself: they always mean SyncJob.
 INTERNAL_EVENTS = ("OutOfSync", "CommandIssued", "PodRunning")

@@ -4,9 +4,9 @@ the phase."""
 
 from __future__ import annotations
 
-from volcanic.cluster.store import Obj
 from volcanic.controllers.job.build import task_min_available
 from volcanic.controllers.job.sync import RETAIN_NONE, RETAIN_SOFT, JobActions, Target, UpdateFn
+from volcanic.kube.objects import Obj
 
 TARGETED = ("RestartTask", "RestartPod", "RestartPartition")
 FINISHING = {"AbortJob": "Aborting", "CompleteJob": "Completing", "TerminateJob": "Terminating"}

@@ -10,15 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from volcanic.cluster.store import AlreadyExists, NotFound, Obj, StoreError, clone, rfc3339, seconds_of
-from volcanic.controllers.duration import format_duration
+from volcanic.kube.duration import format_duration
 from volcanic.controllers.events import Recorder
 from volcanic.controllers.job import build
 from volcanic.controllers.job.plugins import JobPlugin, PluginError, plugins_of
 from volcanic.controllers.job.plugins.common import task_named
 from volcanic.controllers.keys import OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
 from volcanic.controllers.runtime import Context
-from volcanic.errors import AdmissionError, InvalidObject
+from volcanic.kube.clock import rfc3339, seconds_of
+from volcanic.kube.errors import AdmissionError, AlreadyExists, InvalidObject, NotFound, StoreError
+from volcanic.kube.objects import Obj, clone
 
 UpdateFn = Callable[[dict], bool]  # changes status in place; True when the phase changed
 RETAIN_NONE: frozenset[str] = frozenset()

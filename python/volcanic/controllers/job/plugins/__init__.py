@@ -15,7 +15,6 @@ the same field, e.g. which env entries come first).
 
 from __future__ import annotations
 
-from volcanic.cluster.store import Obj
 from volcanic.controllers.job.plugins.common import JobPlugin, PluginError, job_key
 from volcanic.controllers.job.plugins.env import EnvPlugin
 from volcanic.controllers.job.plugins.mpi import MpiPlugin
@@ -23,6 +22,7 @@ from volcanic.controllers.job.plugins.pytorch import PytorchPlugin
 from volcanic.controllers.job.plugins.ssh import SshPlugin
 from volcanic.controllers.job.plugins.svc import SvcPlugin
 from volcanic.controllers.job.plugins.tensorflow import TensorflowPlugin
+from volcanic.kube.objects import Obj
 
 __all__ = ["JobPlugin", "PluginError", "PLUGINS", "plugins_of"]
 

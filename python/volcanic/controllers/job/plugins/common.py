@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, ClassVar, Iterator
 
-from volcanic.cluster.store import AlreadyExists, NotFound, Obj, Store
 from volcanic.controllers.job.build import owner_reference, pod_name
 from volcanic.controllers.keys import TASK_INDEX, TASK_SPEC
+from volcanic.kube.errors import AlreadyExists, NotFound
+from volcanic.kube.objects import Obj
+from volcanic.kube.store import Store
 
 DEFAULT_TASK_SPEC = "default"               # Volcano's task name for a pod without the annotation
 

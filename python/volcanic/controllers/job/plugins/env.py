@@ -3,8 +3,8 @@ learns the pod's index in its task as VK_TASK_INDEX and VC_TASK_INDEX."""
 
 from __future__ import annotations
 
-from volcanic.cluster.store import Obj
 from volcanic.controllers.job.plugins.common import JobPlugin, containers, pod_index, set_env_value
+from volcanic.kube.objects import Obj
 
 TASK_VK_INDEX = "VK_TASK_INDEX"
 TASK_INDEX = "VC_TASK_INDEX"

@@ -3,9 +3,16 @@ workers' hosts as MPI_HOST, and every container opens the ssh port mpirun uses."
 
 from __future__ import annotations
 
-from volcanic.cluster.store import Obj
 from volcanic.controllers.job.plugins.common import (
-    JobPlugin, containers, open_port, pod_task, set_env_value, task_hosts, task_named)
+    JobPlugin,
+    containers,
+    open_port,
+    pod_task,
+    set_env_value,
+    task_hosts,
+    task_named,
+)
+from volcanic.kube.objects import Obj
 
 MPI_HOST = "MPI_HOST"
 PORT_NAME = "mpijob-port"

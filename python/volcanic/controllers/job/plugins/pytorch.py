@@ -4,10 +4,20 @@ container that holds workers until the master answers."""
 
 from __future__ import annotations
 
-from volcanic.cluster.store import Obj
 from volcanic.controllers.job.plugins.common import (
-    JobPlugin, containers, domain_name, open_port, pod_index_number, pod_spec, pod_task, replicas,
-    set_env_value, task_named, tasks)
+    JobPlugin,
+    containers,
+    domain_name,
+    open_port,
+    pod_index_number,
+    pod_spec,
+    pod_task,
+    replicas,
+    set_env_value,
+    task_named,
+    tasks,
+)
+from volcanic.kube.objects import Obj
 
 MASTER_ADDR = "MASTER_ADDR"
 MASTER_PORT = "MASTER_PORT"

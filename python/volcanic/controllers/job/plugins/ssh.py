@@ -8,12 +8,24 @@ import base64
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-
-from volcanic.cluster.store import Obj, Store
 from volcanic.controllers.job.plugins.common import (
-    JobPlugin, add_mount, add_volume, containers, create_or_update, delete_if_present,
-    host_names, is_controlled, job_name, job_namespace, mark_controlled, owned_object, tasks,
-    unmark_controlled)
+    JobPlugin,
+    add_mount,
+    add_volume,
+    containers,
+    create_or_update,
+    delete_if_present,
+    host_names,
+    is_controlled,
+    job_name,
+    job_namespace,
+    mark_controlled,
+    owned_object,
+    tasks,
+    unmark_controlled,
+)
+from volcanic.kube.objects import Obj
+from volcanic.kube.store import Store
 
 PRIVATE_KEY = "id_rsa"
 PUBLIC_KEY = "id_rsa.pub"

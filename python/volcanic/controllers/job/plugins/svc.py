@@ -5,13 +5,29 @@ name. Each pod gets hostname "<pod>" and subdomain "<job>"; a headless Service "
 
 from __future__ import annotations
 
-from volcanic.cluster.store import Obj, Store
 from volcanic.controllers.job.plugins.common import (
-    JobPlugin, add_mount, add_volume, containers,
-    create_if_absent, create_or_update, delete_if_present, env_key, is_controlled, job_name,
-    job_namespace, mark_controlled, owned_object, pod_spec, set_env, task_hosts, tasks,
-    unmark_controlled)
+    JobPlugin,
+    add_mount,
+    add_volume,
+    containers,
+    create_if_absent,
+    create_or_update,
+    delete_if_present,
+    env_key,
+    is_controlled,
+    job_name,
+    job_namespace,
+    mark_controlled,
+    owned_object,
+    pod_spec,
+    set_env,
+    task_hosts,
+    tasks,
+    unmark_controlled,
+)
 from volcanic.controllers.keys import JOB_NAME, JOB_NAMESPACE
+from volcanic.kube.objects import Obj
+from volcanic.kube.store import Store
 
 MOUNT_PATH = "/etc/volcano"
 HOST_FILE = "{}.host"        # ConfigMap key of a task's newline-separated hosts

@@ -5,9 +5,17 @@ from __future__ import annotations
 
 import json
 
-from volcanic.cluster.store import Obj
 from volcanic.controllers.job.plugins.common import (
-    JobPlugin, containers, domain_name, pod_index_number, pod_task, replicas, set_env_value, tasks)
+    JobPlugin,
+    containers,
+    domain_name,
+    pod_index_number,
+    pod_task,
+    replicas,
+    set_env_value,
+    tasks,
+)
+from volcanic.kube.objects import Obj
 
 TF_CONFIG = "TF_CONFIG"
 ROLES = ("ps", "worker", "chief", "evaluator")  # TF_CONFIG's cluster keys, in Volcano's order

@@ -1,5 +1,6 @@
-"""The scheduler's loop in the embedded cluster: feed the engine from the watch, run a
-session every schedule period, and write its decisions back like Volcano's scheduler.
+"""The scheduler's loop: feed the engine from a Store's watch, run a session every schedule
+period, and write its decisions back like Volcano's scheduler. The same loop runs in the
+embedded cluster (on its virtual clock) and as `volcanic scheduler` on a real API server.
 
 - Feeding is incremental: each watch event of a kind the engine reads is one upsert or
   delete; nothing is re-listed per cycle.
@@ -18,17 +19,21 @@ import logging
 import time
 from typing import Any
 
-from volcanic.cluster.store import StoreError, clone, rfc3339
-from volcanic.controllers.runtime import Context, Handler, Informers
 from volcanic.errors import PluginError
+from volcanic.kube.clock import Clock, rfc3339
+from volcanic.kube.errors import StoreError
+from volcanic.kube.informers import Handler, Informers
+from volcanic.kube.objects import clone
+from volcanic.kube.store import Store
 from volcanic.scheduler.engine import SCHEDULER_KINDS, Decisions, Scheduler
 
 log = logging.getLogger(__name__)
 
 
 class SchedulerLoop:
-    def __init__(self, ctx: Context, informers: Informers, conf: Any, period: float = 1.0) -> None:
-        self.ctx, self.informers, self.period = ctx, informers, period
+    def __init__(self, store: Store, informers: Informers, clock: Clock, conf: Any, period: float = 1.0) -> None:
+        self.store, self.lister, self.clock, self.period = store, informers, clock, period
+        self.informers = informers
         self.engine = Scheduler(conf)
         self.sessions = 0
         self.seconds: dict[str, float] = {"session": 0.0}  # wall seconds, per action and in all
@@ -37,7 +42,7 @@ class SchedulerLoop:
         for kind in SCHEDULER_KINDS:
             informers.add_handler(kind, Handler(on_add=self._upsert, on_update=lambda old, new: self._upsert(new),
                                                 on_delete=self._delete))
-        ctx.clock.after(0.0, self._cycle)
+        clock.after(0.0, self._cycle)
 
     def _upsert(self, obj: dict) -> None:
         self._dirty = True
@@ -52,7 +57,7 @@ class SchedulerLoop:
         self.engine.delete(obj["kind"], meta["name"], meta.get("namespace"))
 
     def _cycle(self) -> None:
-        self.ctx.clock.after(self.period, self._cycle)
+        self.clock.after(self.period, self._cycle)
         self.informers.pump()
         if not self._dirty:
             return
@@ -60,7 +65,7 @@ class SchedulerLoop:
         self.sessions += 1
         start = time.perf_counter()
         try:
-            d = self.engine.run_once(self.ctx.clock.now(), changed_only=True)
+            d = self.engine.run_once(self.clock.now(), changed_only=True)
         except PluginError as e:
             # A Python plugin failed: the session changed nothing; try again next period, as a
             # scheduler would after logging it.
@@ -83,16 +88,16 @@ class SchedulerLoop:
         for key, node in d.binds.items():
             namespace, name = key.split("/", 1)
             try:
-                self.ctx.store.bind(namespace, name, node)
+                self.store.bind(namespace, name, node)
             except StoreError as e:
                 log.info("scheduler: bind of %s to %s failed: %s", key, node, e)
                 self.engine.forget(key)
 
     def _evict(self, d: Decisions) -> None:
-        now = rfc3339(self.ctx.clock.now())
+        now = rfc3339(self.clock.now())
         for key in d.evictions:
             namespace, name = key.split("/", 1)
-            pod = self.ctx.lister.get("Pod", name, namespace)
+            pod = self.lister.get("Pod", name, namespace)
             if pod is None:
                 self.engine.forget(key)
                 continue
@@ -102,8 +107,8 @@ class SchedulerLoop:
                                          "reason": "PreemptionByScheduler",
                                          "message": "volcano: preempting to accommodate a higher priority pod"})
             try:
-                self.ctx.store.update_status(dict(pod, status=status))
-                self.ctx.store.delete("Pod", name, namespace)
+                self.store.update_status(dict(pod, status=status))
+                self.store.delete("Pod", name, namespace)
             except StoreError as e:
                 log.info("scheduler: eviction of %s failed: %s", key, e)
                 self.engine.forget(key)
@@ -111,29 +116,29 @@ class SchedulerLoop:
     def _write_podgroups(self, d: Decisions) -> None:
         for key, status in d.podgroups.items():
             namespace, name = key.split("/", 1)
-            pg = self.ctx.lister.get("PodGroup", name, namespace)
+            pg = self.lister.get("PodGroup", name, namespace)
             if pg is None:
                 continue
             try:
-                self.ctx.store.update_status(dict(pg, status=dict(pg.get("status") or {}, **status)))
+                self.store.update_status(dict(pg, status=dict(pg.get("status") or {}, **status)))
             except StoreError as e:
                 log.info("scheduler: status of PodGroup %s not written: %s", key, e)
 
     def _write_queues(self, d: Decisions) -> None:
         for name, status in d.queues.items():
-            q = self.ctx.lister.get("Queue", name)
+            q = self.lister.get("Queue", name)
             if q is None:
                 continue
             try:
-                self.ctx.store.update_status(dict(q, status=dict(q.get("status") or {}, allocated=status["allocated"])))
+                self.store.update_status(dict(q, status=dict(q.get("status") or {}, allocated=status["allocated"])))
             except StoreError as e:
                 log.info("scheduler: status of Queue %s not written: %s", name, e)
 
     def _mark_unschedulable(self, d: Decisions) -> None:
-        now = rfc3339(self.ctx.clock.now())
+        now = rfc3339(self.clock.now())
         for key, reason in d.unschedulable.items():
             namespace, name = key.split("/", 1)
-            pod = self.ctx.lister.get("Pod", name, namespace)
+            pod = self.lister.get("Pod", name, namespace)
             if pod is None:
                 continue
             status = pod.get("status") or {}
@@ -145,6 +150,6 @@ class SchedulerLoop:
             new.append({"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
                         "message": reason, "lastTransitionTime": now})
             try:
-                self.ctx.store.update_status(dict(pod, status=dict(status, conditions=new)))
+                self.store.update_status(dict(pod, status=dict(status, conditions=new)))
             except StoreError:
                 pass  # the pod changed meanwhile; the next session says it again

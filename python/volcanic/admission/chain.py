@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from volcanic.errors import AdmissionError
-
-Obj = dict[str, Any]
+from volcanic.kube.errors import AdmissionError
+from volcanic.kube.objects import Obj
 
 
 @dataclass(frozen=True)
@@ -62,3 +61,16 @@ class AdmissionChain:
                 raise AdmissionError(message, kind=kind, namespace=meta.get("namespace"),
                                      name=meta.get("name"))
         return obj
+
+
+class EmptyLister:
+    """A lister of a cluster where nothing exists."""
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> None:
+        return None
+
+    def list(self, kind: str, namespace: str | None = None) -> list[Obj]:
+        return []
+
+
+EMPTY_LISTER = EmptyLister()

@@ -1,0 +1,57 @@
+"""The one clock: Unix seconds everywhere, RFC 3339 in objects.
+
+Every timestamp volcanic writes (creationTimestamp, conditions, events) and every `now` it
+reads is Unix seconds, whether the clock is the wall clock of a real cluster or the virtual
+clock of the embedded one (which starts at a fixed date), so a condition stamped by the
+scheduler reads the same as one stamped by the API server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+import functools
+from typing import Callable, Protocol
+
+
+@dataclass(order=True)
+class Timer:
+    """Work due at a time; cancel() makes it a no-op."""
+
+    due: float
+    seq: int
+    fn: Callable[[], None] = field(compare=False)
+    cancelled: bool = field(default=False, compare=False)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class Clock(Protocol):
+    def now(self) -> float:
+        """Unix seconds."""
+
+    def after(self, delay: float, fn: Callable[[], None]) -> Timer:
+        """Runs fn `delay` seconds from now (a negative delay means now)."""
+
+
+def rfc3339(seconds: float) -> str:
+    """Unix seconds as an RFC 3339 timestamp with second precision, as metav1.Time."""
+    return _rfc3339(int(seconds))
+
+
+@functools.lru_cache(maxsize=4096)  # many writes share a second
+def _rfc3339(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rfc3339_micro(seconds: float) -> str:
+    """Unix seconds as metav1.MicroTime (Leases, events.k8s.io)."""
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def seconds_of(timestamp: str | None) -> float | None:
+    """Unix seconds of an RFC 3339 timestamp (metav1.Time or MicroTime); None if absent."""
+    if not timestamp:
+        return None
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()

@@ -1,0 +1,139 @@
+"""Cached listers fed by a Store's watch, as client-go's shared informers.
+
+Readers (controllers, the scheduler's status writers) read through a `Lister`; cached objects
+are shared and read-only: copy before changing (`clone`). Costs: a watch event costs
+O(handlers + indexes of its kind); `by_index` is O(result).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping, Protocol
+
+from volcanic.kube.kinds import KINDS
+from volcanic.kube.objects import Key, Obj, key_of
+from volcanic.kube.store import Store
+
+IndexFn = Callable[[Obj], Iterable[str]]
+Indexes = Mapping[tuple[str, str], IndexFn]  # (kind, index name) -> values an object is filed under
+
+
+class Lister(Protocol):
+    """Read-only cached objects."""
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None: ...
+    def list(self, kind: str, namespace: str | None = None) -> list[Obj]: ...
+    def by_index(self, kind: str, index: str, value: str) -> list[Obj]: ...
+
+
+@dataclass
+class Handler:
+    on_add: Callable[[Obj], None] | None = None
+    on_update: Callable[[Obj, Obj], None] | None = None
+    on_delete: Callable[[Obj], None] | None = None
+
+
+class Informers:
+    """Caches of the given kinds, fed by one watch so handlers see events in commit order.
+
+    pump() delivers what the watch has; the cache starts empty and fills from the watch's
+    initial ADDED events. An ADDED or MODIFIED event for a cached object is an update, and a
+    DELETED one for an object not cached is ignored, so a watch that re-lists after a
+    disconnect (and replays what it has) keeps the cache right; handlers of a DELETED
+    tombstone (an object without a resourceVersion) get the last cached state.
+
+    A handler that raises (a bug, or an object it cannot read) does not stop delivery: the
+    error is recorded in `errors` with the event, and the other handlers still run.
+    """
+
+    def __init__(self, store: Store, kinds: Iterable[str], indexes: Indexes | None = None) -> None:
+        self.kinds = tuple(kinds)
+        self.errors: list[str] = []
+        self.watch = store.watch(self.kinds)
+        self._cache: dict[str, dict[Key, Obj]] = {k: {} for k in self.kinds}
+        self._indexes = {ki: fn for ki, fn in (indexes or {}).items() if ki[0] in self._cache}
+        self._index: dict[tuple[str, str], dict[str, dict[Key, Obj]]] = {ki: {} for ki in self._indexes}
+        self._handlers: dict[str, list[Handler]] = {k: [] for k in self.kinds}
+
+    def add_handler(self, kind: str, handler: Handler) -> None:
+        """Handlers see events from now on; objects already cached are replayed as adds."""
+        self._handlers[kind].append(handler)
+        if handler.on_add:
+            for obj in list(self._cache[kind].values()):
+                self._call(handler.on_add, obj)
+
+    def pump(self) -> bool:
+        """Delivers every pending watch event; returns whether there was any."""
+        if not self.watch:
+            return False
+        for event, obj in self.watch.drain():
+            self.deliver(event, obj)
+        return True
+
+    def deliver(self, event: str, obj: Obj) -> None:
+        kind = obj["kind"]
+        key = key_of(obj)
+        old = self._cache[kind].get(key)
+        if event == "DELETED":
+            if old is None:
+                return
+            self._drop(kind, key)
+            if "resourceVersion" not in obj["metadata"]:
+                obj = old  # a re-list's tombstone: the last state known
+            for h in self._handlers[kind]:
+                if h.on_delete:
+                    self._call(h.on_delete, obj)
+            return
+        if old is not None:
+            if old["metadata"].get("resourceVersion") == obj["metadata"].get("resourceVersion"):
+                return  # replayed by a re-list: nothing changed
+            self._drop(kind, key)
+        self._put(kind, obj)
+        for h in self._handlers[kind]:
+            if old is None and h.on_add:
+                self._call(h.on_add, obj)
+            elif old is not None and h.on_update:
+                self._call(h.on_update, old, obj)
+
+    def _call(self, fn: Callable[..., None], *objs: Obj) -> None:
+        try:
+            fn(*objs)
+        except Exception as e:  # noqa: BLE001 - see the class docstring
+            meta = objs[-1]["metadata"]
+            self.errors.append(f"{getattr(fn, '__qualname__', fn)}: {objs[-1]['kind']} "
+                               f"{meta.get('namespace', '')}/{meta['name']}: {type(e).__name__}: {e}")
+
+    # Lister.
+    def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
+        return self._cache[kind].get((namespace or "default", name) if KINDS[kind].namespaced else ("", name))
+
+    def list(self, kind: str, namespace: str | None = None) -> list[Obj]:
+        return [o for k, o in sorted(self._cache[kind].items()) if namespace is None or k[0] in ("", namespace)]
+
+    def by_index(self, kind: str, index: str, value: str) -> list[Obj]:
+        """Objects filed under `value`, in the order they were last written (as repeatable
+        as the history; no sort, since controllers call this per request)."""
+        return list(self._index[(kind, index)].get(value, {}).values())
+
+    def __len__(self) -> int:
+        return sum(len(c) for c in self._cache.values())
+
+    # Internals.
+    def _put(self, kind: str, obj: Obj) -> None:
+        key = key_of(obj)
+        self._cache[kind][key] = obj
+        for (k, name), fn in self._indexes.items():
+            if k == kind:
+                for value in fn(obj):
+                    self._index[(k, name)].setdefault(value, {})[key] = obj
+
+    def _drop(self, kind: str, key: Key) -> None:
+        obj = self._cache[kind].pop(key)
+        for (k, name), fn in self._indexes.items():
+            if k == kind:
+                for value in fn(obj):
+                    bucket = self._index[(k, name)].get(value)
+                    if bucket is not None:
+                        bucket.pop(key, None)
+                        if not bucket:
+                            del self._index[(k, name)][value]

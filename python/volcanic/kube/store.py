@@ -1,0 +1,64 @@
+"""The Store protocol: what controllers and the scheduler need from an API server.
+
+The embedded cluster's MemoryStore and the real cluster's KubeStore both provide it; nothing
+above them knows which one it runs on.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+import threading
+from typing import Iterable, Protocol
+
+from volcanic.kube.objects import Obj
+
+
+class Watch:
+    """A stream of (type, object) events, type ADDED, MODIFIED or DELETED; objects are
+    read-only. It starts with an ADDED event for every object that exists when it is opened,
+    then has every change in commit order (a list and a watch in one, as client-go's
+    reflector makes them). Filled by the store (from any thread); read with drain()."""
+
+    def __init__(self, kinds: Iterable[str] | None) -> None:
+        self.kinds = set(kinds) if kinds is not None else None
+        self._events: deque[tuple[str, Obj]] = deque()
+        self._ready = threading.Event()
+        self.synced = threading.Event()  # set once every object that existed at open was offered
+
+    def offer(self, event: str, obj: Obj) -> None:
+        if self.kinds is None or obj["kind"] in self.kinds:
+            self._events.append((event, obj))
+            if not self._ready.is_set():
+                self._ready.set()
+
+    def __bool__(self) -> bool:
+        return bool(self._events)
+
+    def drain(self) -> list[tuple[str, Obj]]:
+        """Every event offered so far, oldest first (safe against offers from other threads)."""
+        self._ready.clear()
+        events = []
+        while self._events:
+            events.append(self._events.popleft())
+        return events
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Blocks until an event is there or `timeout` seconds passed; True if one is."""
+        return bool(self._events) or self._ready.wait(timeout)
+
+
+class Store(Protocol):
+    """Reads, writes and a watch, with the API server's semantics (optimistic concurrency on
+    resourceVersion, status written only through update_status for kinds with a status
+    subresource). Errors are volcanic.kube.errors.StoreError subclasses; a write that
+    admission denies raises AdmissionError."""
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None: ...
+    def list(self, kind: str, namespace: str | None = None) -> list[Obj]: ...
+    def create(self, obj: Obj) -> Obj: ...
+    def update(self, obj: Obj) -> Obj: ...
+    def update_status(self, obj: Obj) -> Obj: ...
+    def bind(self, namespace: str, name: str, node: str) -> Obj: ...
+    def delete(self, kind: str, name: str, namespace: str | None = None,
+               uid: str | None = None) -> None: ...
+    def watch(self, kinds: Iterable[str] | None = None) -> Watch: ...
