@@ -1,13 +1,15 @@
 # make run   - install what is missing, build, run the example jobs in the embedded cluster
 # make test  - install what is missing, build, run the C++ and Python tests
 # make bench - install what is missing, build, run the benchmark (PRESET=medium)
+# make e2e   - the end-to-end suite on a real API server (a dev cluster built from Go modules, cached
+#              in ~/.cache/volcanic; needs Go)
 PYTHON ?= python3
 PRESET ?= medium
 APT_PACKAGES := g++ cmake ninja-build libabsl-dev nlohmann-json3-dev catch2
 PY_PACKAGES := pybind11 scikit-build-core PyYAML pytest hypothesis cryptography kubernetes kopf prometheus-client import-linter
 CPP_BUILD := build/cpp
 
-.PHONY: run test bench deps install cpp-test py-test clean
+.PHONY: run test e2e bench deps install cpp-test py-test clean
 
 run: install
 	$(PYTHON) -m volcanic.cli.main run examples/cluster.yaml examples/tensorflow.yaml examples/mindspore.yaml examples/queues.yaml
@@ -37,6 +39,9 @@ cpp-test: deps
 
 py-test: install
 	$(PYTHON) -m pytest -q tests/python
+
+e2e: install
+	$(PYTHON) -m pytest -q tests/e2e
 
 clean:
 	rm -rf build

@@ -10,7 +10,9 @@ from typing import Any, Sequence
 
 import yaml
 
+from volcanic.cli.kube import add_commands
 from volcanic.errors import AdmissionError, ConfigError, InvalidObject, PluginError
+from volcanic.kube.errors import StoreError
 
 
 def _load_objects(paths: Sequence[str]) -> list[dict[str, Any]]:
@@ -211,6 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--enable-queue-allocated-pods-check", action="store_true",
                    help="refuse to delete a queue with allocated pods")
     w.set_defaults(func=_cmd_webhook)
+    add_commands(sub)
     return p
 
 
@@ -218,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (InvalidObject, ConfigError, AdmissionError, PluginError, OSError, yaml.YAMLError) as e:
+    except (InvalidObject, ConfigError, AdmissionError, PluginError, StoreError, OSError, yaml.YAMLError) as e:
         print(f"volcanic: error: {e}", file=sys.stderr)
         return 1
 

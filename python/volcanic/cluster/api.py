@@ -20,7 +20,7 @@ from volcanic.cluster.store import MemoryStore
 from volcanic.kube.errors import AdmissionError, InvalidObject
 from volcanic.kube.kinds import KINDS
 from volcanic.kube.objects import Obj
-from volcanic.kube.store import Watch
+from volcanic.kube.store import Watch, one_by_one
 
 _POD_MUTABLE = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")
 
@@ -82,6 +82,12 @@ class EmbeddedApi:
 
     def update_status(self, obj: Obj) -> Obj:
         return self.store.update_status(obj)
+
+    def create_many(self, objs: list[Obj]) -> list[Obj | Exception]:
+        return one_by_one(self.create, objs)
+
+    def bind_many(self, binds: list[tuple[str, str, str]]) -> list[Obj | Exception]:
+        return one_by_one(self.bind, binds)
 
     def bind(self, namespace: str, name: str, node: str) -> Obj:
         return self.store.bind(namespace, name, node)

@@ -30,7 +30,7 @@ from volcanic.kube.clock import rfc3339
 from volcanic.kube.errors import AlreadyExists, Conflict, InvalidObject, NotFound
 from volcanic.kube.kinds import KINDS, Kind, kind_named
 from volcanic.kube.objects import Key, Obj, clone
-from volcanic.kube.store import Watch
+from volcanic.kube.store import Watch, one_by_one
 
 _UID_NAMESPACE = uuid.UUID("6f1c2a52-8d0e-4c5b-9a55-2f0e4c7d9b10")
 
@@ -153,6 +153,12 @@ class MemoryStore:
             return old  # a no-op status write is not written either
         new = dict(old, metadata=dict(old["metadata"]), status=clone(status))
         return self._commit("MODIFIED", kind, key, new)
+
+    def create_many(self, objs: list[Obj]) -> list[Obj | Exception]:
+        return one_by_one(self.create, objs)
+
+    def bind_many(self, binds: list[tuple[str, str, str]]) -> list[Obj | Exception]:
+        return one_by_one(self.bind, binds)
 
     def bind(self, namespace: str, name: str, node: str) -> Obj:
         kind = KINDS["Pod"]

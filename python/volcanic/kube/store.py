@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import deque
 import threading
-from typing import Iterable, Protocol
+from typing import Any, Callable, Iterable, Protocol
 
 from volcanic.kube.objects import Obj
 
@@ -62,3 +62,19 @@ class Store(Protocol):
     def delete(self, kind: str, name: str, namespace: str | None = None,
                uid: str | None = None) -> None: ...
     def watch(self, kinds: Iterable[str] | None = None) -> Watch: ...
+    # Batches, as Volcano's controllers and scheduler send them: a real API server's store
+    # sends them concurrently. Each item's result, or the exception it raised, in order.
+    def create_many(self, objs: list[Obj]) -> list[Obj | Exception]: ...
+    def bind_many(self, binds: list[tuple[str, str, str]]) -> list[Obj | Exception]: ...
+
+
+def one_by_one(fn: Callable[..., Obj], items: Iterable[Any]) -> list[Obj | Exception]:
+    """A batch sent one request at a time (the embedded store's batches): fn(*item) for each
+    item (a tuple) or fn(item), each result or the exception it raised."""
+    out: list[Obj | Exception] = []
+    for item in items:
+        try:
+            out.append(fn(*item) if isinstance(item, tuple) else fn(item))
+        except Exception as e:  # noqa: BLE001 - handed to the caller, per item
+            out.append(e)
+    return out

@@ -44,6 +44,16 @@ class SchedulerLoop:
                                                 on_delete=self._delete))
         clock.after(0.0, self._cycle)
 
+    def reconfigure(self, conf: Any) -> None:
+        """Replaces the engine by one with configuration `conf`, refilled from the cache;
+        a bad configuration raises ConfigError and leaves the running engine in place."""
+        engine = Scheduler(conf)
+        for kind in SCHEDULER_KINDS:
+            for obj in self.lister.list(kind):
+                engine.upsert(obj)
+        self.engine = engine
+        self._dirty = True
+
     def _upsert(self, obj: dict) -> None:
         self._dirty = True
         try:
@@ -85,13 +95,13 @@ class SchedulerLoop:
         self._mark_unschedulable(d)
 
     def _bind(self, d: Decisions) -> None:
-        for key, node in d.binds.items():
-            namespace, name = key.split("/", 1)
-            try:
-                self.store.bind(namespace, name, node)
-            except StoreError as e:
-                log.info("scheduler: bind of %s to %s failed: %s", key, node, e)
-                self.engine.forget(key)
+        binds = [(*key.split("/", 1), node) for key, node in d.binds.items()]
+        for (namespace, name, node), result in zip(binds, self.store.bind_many(binds)):
+            if isinstance(result, StoreError):
+                log.info("scheduler: bind of %s/%s to %s failed: %s", namespace, name, node, result)
+                self.engine.forget(f"{namespace}/{name}")
+            elif isinstance(result, Exception):
+                raise result
 
     def _evict(self, d: Decisions) -> None:
         now = rfc3339(self.clock.now())

@@ -288,13 +288,15 @@ class JobActions:
                 else:
                     counts.add(pod)
             if to_create and self._dependencies_ready(job, task):
-                for pod in to_create:
-                    try:
-                        counts.add(self.ctx.store.create(pod))
-                    except AlreadyExists:
-                        pass
-                    except (AdmissionError, InvalidObject, StoreError) as e:
-                        failures.append(f"failed to create pod {pod['metadata']['name']}, err: {e}")
+                for pod, result in zip(to_create, self.ctx.store.create_many(to_create)):
+                    if isinstance(result, AlreadyExists):
+                        continue
+                    if isinstance(result, (AdmissionError, InvalidObject, StoreError)):
+                        failures.append(f"failed to create pod {pod['metadata']['name']}, err: {result}")
+                    elif isinstance(result, Exception):
+                        raise result
+                    else:
+                        counts.add(result)
             for pod in [p for p in existing.values()
                         if (p["metadata"].get("annotations") or {}).get(TASK_SPEC) == task["name"]]:
                 to_delete.append(existing.pop(pod["metadata"]["name"]))  # scaled down

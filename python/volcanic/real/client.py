@@ -1,0 +1,133 @@
+"""The connection to a real API server: credentials found as kubectl finds them, and raw JSON
+requests over a pooled, thread-safe connection.
+
+Beneath is the official `kubernetes` client, for what it does well and we should not redo:
+kubeconfig loading and merging (exec and auth-provider plugins included), in-cluster
+service-account credentials, TLS, and a urllib3 connection pool. Requests bypass its
+generated models: objects stay plain dicts (volcanic's form everywhere), and a bind is a
+plain POST (the generated `create_namespaced_pod_binding` fails on the Status the server
+returns, kubernetes-client/python#825).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterator
+from urllib.parse import urlencode
+
+import urllib3
+
+from volcanic.kube.errors import (
+    AdmissionError,
+    AlreadyExists,
+    Conflict,
+    InvalidObject,
+    NotFound,
+    StoreError,
+    Unavailable,
+)
+
+
+def kubeconfig_path(flag: str | None = None) -> str | None:
+    """kubectl's order: --kubeconfig, then $KUBECONFIG, then ~/.kube/config; None means
+    in-cluster credentials."""
+    if flag:
+        return flag
+    if os.environ.get("KUBECONFIG"):
+        return os.environ["KUBECONFIG"]
+    default = Path.home() / ".kube" / "config"
+    return str(default) if default.exists() else None
+
+
+class KubeClient:
+    """Raw JSON requests to one API server. Thread-safe; `pool` connections at most."""
+
+    def __init__(self, kubeconfig: str | None = None, pool: int = 64, timeout: float = 30.0) -> None:
+        from kubernetes import client, config
+
+        configuration = client.Configuration()
+        path = kubeconfig_path(kubeconfig)
+        if path is not None:
+            config.load_kube_config(config_file=path, client_configuration=configuration)
+        else:
+            try:
+                config.load_incluster_config(client_configuration=configuration)
+            except config.ConfigException as e:
+                raise StoreError("", "", "", f"no kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config) "
+                                 f"and no in-cluster credentials: {e}") from None
+        configuration.connection_pool_maxsize = pool
+        configuration.retries = False
+        self.configuration = configuration
+        self.kubeconfig = path
+        self.host = configuration.host.rstrip("/")
+        self._api = client.ApiClient(configuration)
+        self._pool = self._api.rest_client.pool_manager
+        self.timeout = timeout
+
+    def headers(self, content_type: str = "application/json") -> dict[str, str]:
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        self._api.update_params_for_auth(headers, [], ["BearerToken"], "", "GET", None)
+        return headers
+
+    def request(self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None,
+                content_type: str = "application/json", timeout: float | None = None) -> Any:
+        """The decoded JSON answer; a non-2xx answer raises the StoreError it stands for."""
+        url = self.host + path + (("?" + urlencode(query)) if query else "")
+        data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        try:
+            resp = self._pool.request(method, url, body=data, headers=self.headers(content_type),
+                                      timeout=urllib3.Timeout(total=timeout or self.timeout), retries=False)
+        except urllib3.exceptions.HTTPError as e:
+            raise Unavailable("", "", "", f"{method} {path}: {e}") from None
+        payload = json.loads(resp.data) if resp.data else None
+        if resp.status >= 300:
+            raise api_error(resp.status, payload, f"{method} {path}")
+        return payload
+
+    def stream(self, path: str, query: dict[str, Any], timeout: float) -> Iterator[dict]:
+        """The lines of a watch, decoded; ends when the server closes it."""
+        url = self.host + path + "?" + urlencode(query)
+        try:
+            resp = self._pool.request("GET", url, headers=self.headers(), preload_content=False, retries=False,
+                                      timeout=urllib3.Timeout(connect=10.0, read=timeout))
+        except urllib3.exceptions.HTTPError as e:
+            raise Unavailable("", "", "", f"watch {path}: {e}") from None
+        try:
+            if resp.status >= 300:
+                data = resp.read()
+                raise api_error(resp.status, json.loads(data) if data else None, f"watch {path}")
+            buffer = b""
+            for chunk in resp.stream(1 << 16):
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        yield json.loads(line)
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise Unavailable("", "", "", f"watch {path}: {e}") from None
+        finally:
+            resp.release_conn()
+
+
+def api_error(status: int, payload: Any, what: str) -> StoreError | AdmissionError | InvalidObject:
+    """The error a Kubernetes Status answer stands for."""
+    payload = payload if isinstance(payload, dict) else {}
+    message = payload.get("message") or f"{what}: HTTP {status}"
+    reason = payload.get("reason") or ""
+    details = payload.get("details") or {}
+    kind, name = details.get("kind") or "", details.get("name") or ""
+    if "denied the request" in message:
+        return AdmissionError(message.split("denied the request: ", 1)[-1], kind=kind, name=name)
+    if status == 404:
+        return NotFound(kind, "", name, message)
+    if status == 409:
+        return (AlreadyExists if reason == "AlreadyExists" else Conflict)(kind, "", name, message)
+    if status == 422:
+        return InvalidObject(message)
+    if status == 429 or status >= 500:
+        return Unavailable(kind, "", name, message)
+    error = StoreError(kind, "", name, f"{what}: {message}")
+    error.reason = reason or str(status)
+    return error

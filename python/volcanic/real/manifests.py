@@ -1,0 +1,154 @@
+"""What `volcanic install` applies: Volcano's CRDs (our own schemas), the volcano-system
+namespace, one ServiceAccount and least-privilege ClusterRole per component, and the root and
+default queues; with `all_components`, the three Deployments, the webhook's Service and the
+scheduler configuration as a ConfigMap.
+
+The CRDs have Volcano's group, version, kind, plural, short names, scope, status subresource
+and printer columns. Their schemas type the fields every tool reads (kubectl's columns, kopf)
+and keep the rest open (x-kubernetes-preserve-unknown-fields), so every valid Volcano object
+is stored as sent; the admission webhook holds Volcano's detailed rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+NAMESPACE = "volcano-system"
+COMPONENTS = ("scheduler", "controller-manager", "webhook")
+
+Obj = dict[str, Any]
+OPEN: Obj = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+
+
+def _column(name: str, path: str, kind: str = "string", priority: int = 0) -> Obj:
+    col = {"name": name, "jsonPath": path, "type": kind}
+    return dict(col, priority=priority) if priority else col
+
+
+AGE = _column("AGE", ".metadata.creationTimestamp", "date")
+
+
+def _crd(group: str, version: str, kind: str, plural: str, short: list[str], namespaced: bool,
+         spec: Obj | None, status: bool, columns: list[Obj], extra: Obj | None = None) -> Obj:
+    properties: Obj = {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"}}
+    if spec is not None:
+        properties["spec"] = spec
+    if status:
+        properties["status"] = OPEN
+    properties.update(extra or {})
+    names = {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": kind.lower()}
+    if short:
+        names["shortNames"] = short
+    served: Obj = {"name": version, "served": True, "storage": True,
+                   "schema": {"openAPIV3Schema": {"type": "object", "properties": properties}}}
+    if status:
+        served["subresources"] = {"status": {}}
+    if columns:
+        served["additionalPrinterColumns"] = columns
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {"group": group, "names": names, "scope": "Namespaced" if namespaced else "Cluster",
+                     "versions": [served]}}
+
+
+def _spec(**typed: Obj) -> Obj:
+    return {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "properties": typed}
+
+
+S, I = {"type": "string"}, {"type": "integer", "format": "int32"}
+RESOURCES = {"type": "object", "additionalProperties": {"x-kubernetes-int-or-string": True,
+                                                        "anyOf": [{"type": "integer"}, {"type": "string"}]}}
+
+
+def crds() -> list[Obj]:
+    task = {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
+            "properties": {"name": S, "replicas": I, "minAvailable": I,
+                           "template": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
+    return [
+        _crd("batch.volcano.sh", "v1alpha1", "Job", "jobs", ["vcjob", "vj"], True,
+             _spec(schedulerName=S, minAvailable=I, queue=S, maxRetry=I, priorityClassName=S,
+                   tasks={"type": "array", "items": task}), True,
+             [_column("STATUS", ".status.state.phase"), _column("minAvailable", ".status.minAvailable", "integer"),
+              _column("RUNNINGS", ".status.running", "integer"), AGE, _column("QUEUE", ".spec.queue", priority=1)]),
+        _crd("bus.volcano.sh", "v1alpha1", "Command", "commands", [], True, None, False, [],
+             extra={"action": S, "reason": S, "message": S,
+                    "target": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}),
+        _crd("scheduling.volcano.sh", "v1beta1", "PodGroup", "podgroups", ["pg", "podgroup-v1beta1"], True,
+             _spec(minMember=I, queue=S, priorityClassName=S, minResources=RESOURCES), True,
+             [_column("STATUS", ".status.phase"), _column("minMember", ".spec.minMember", "integer"),
+              _column("RUNNINGS", ".status.running", "integer"), AGE, _column("QUEUE", ".spec.queue", priority=1)]),
+        _crd("scheduling.volcano.sh", "v1beta1", "Queue", "queues", ["q", "queue-v1beta1"], False,
+             _spec(weight=I, parent=S, reclaimable={"type": "boolean"}, capability=RESOURCES,
+                   deserved=RESOURCES, guarantee=OPEN), True,
+             [_column("PARENT", ".spec.parent")]),
+    ]
+
+
+def _rule(groups: list[str], resources: list[str], verbs: list[str]) -> Obj:
+    return {"apiGroups": groups, "resources": resources, "verbs": verbs}
+
+
+READ = ["get", "list", "watch"]
+WRITE = ["get", "list", "watch", "create", "update", "patch", "delete"]
+VC_BATCH, VC_SCHED, VC_BUS = "batch.volcano.sh", "scheduling.volcano.sh", "bus.volcano.sh"
+LEASES = _rule(["coordination.k8s.io"], ["leases"], ["get", "create", "update"])
+EVENTS = _rule(["", "events.k8s.io"], ["events"], ["create", "patch", "update"])
+
+RULES: dict[str, list[Obj]] = {
+    # vc-scheduler: reads the cluster, binds, evicts, writes PodGroup/Queue status and pod conditions.
+    "scheduler": [
+        _rule([""], ["pods"], READ + ["delete"]), _rule([""], ["pods/binding"], ["create"]),
+        _rule([""], ["pods/status"], ["update", "patch"]), _rule([""], ["nodes", "namespaces"], READ),
+        _rule(["scheduling.k8s.io"], ["priorityclasses"], READ), _rule([VC_SCHED], ["podgroups", "queues"], READ),
+        _rule([VC_SCHED], ["podgroups/status", "queues/status"], ["update", "patch"]), LEASES, EVENTS],
+    # job, PodGroup, queue and GC controllers, job plugins (svc, ssh, PVCs), Commands.
+    "controller-manager": [
+        _rule([VC_BATCH], ["jobs"], WRITE), _rule([VC_BATCH], ["jobs/status", "jobs/finalizers"], ["update", "patch"]),
+        _rule([VC_BUS], ["commands"], READ + ["delete"]), _rule([VC_SCHED], ["podgroups", "queues"], WRITE),
+        _rule([VC_SCHED], ["podgroups/status", "queues/status"], ["update", "patch"]),
+        _rule([""], ["pods", "services", "configmaps", "secrets", "persistentvolumeclaims"], WRITE),
+        _rule(["networking.k8s.io"], ["networkpolicies"], WRITE), _rule([""], ["namespaces", "nodes"], READ),
+        _rule(["scheduling.k8s.io"], ["priorityclasses"], READ),
+        _rule(["apiextensions.k8s.io"], ["customresourcedefinitions"], READ), LEASES, EVENTS],
+    # Admission reads what Volcano's rules read, and registers its webhook configurations.
+    "webhook": [
+        _rule([VC_SCHED], ["queues", "podgroups"], READ), _rule([VC_BATCH], ["jobs"], READ),
+        _rule([""], ["namespaces", "pods"], READ), _rule(["scheduling.k8s.io"], ["priorityclasses"], READ),
+        _rule(["admissionregistration.k8s.io"], ["mutatingwebhookconfigurations",
+                                                 "validatingwebhookconfigurations"], WRITE), EVENTS],
+}
+
+
+def account(component: str) -> str:
+    return f"volcanic-{component}"
+
+
+def rbac() -> list[Obj]:
+    out: list[Obj] = []
+    for component, rules in RULES.items():
+        name = account(component)
+        out += [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": NAMESPACE}},
+                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": name},
+                 "rules": rules},
+                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": name},
+                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                 "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}]}]
+    return out
+
+
+def queues() -> list[Obj]:
+    return [{"apiVersion": f"{VC_SCHED}/v1beta1", "kind": "Queue", "metadata": {"name": name},
+             "spec": {"weight": 1, "reclaimable": True}} for name in ("root", "default")]
+
+
+def namespace() -> Obj:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+
+
+def manifests(all_components: bool = False, image: str = "volcanic:latest", scheduler_conf: str | None = None) -> list[Obj]:
+    """Everything install applies, in the order it must be applied."""
+    out = [namespace(), *crds(), *rbac(), *queues()]
+    if all_components:
+        from volcanic.real.deployments import deployments
+        out += deployments(image, scheduler_conf)
+    return out

@@ -1,0 +1,199 @@
+"""KubeStore: the Store protocol over a real API server.
+
+Reads and writes are one REST call each (through KubeClient); `create_many` sends its
+creates concurrently, as Volcano's job controller creates a job's pods. `watch()` starts one
+reflector thread per kind: it lists (in pages), offers every object as ADDED, then watches
+from the list's resourceVersion with bookmarks. When the watch ends it resumes from the last
+resourceVersion seen; when that is too old (410 Gone) it lists again, offering what changed
+and a DELETED tombstone (an object without a resourceVersion) for what vanished meanwhile.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+import logging
+import threading
+from typing import Any, Iterable
+
+from volcanic.kube.errors import NotFound, StoreError
+from volcanic.kube.kinds import Kind, kind_named
+from volcanic.kube.objects import Key, Obj, key_of
+from volcanic.kube.store import Watch, one_by_one
+from volcanic.real.client import KubeClient
+
+log = logging.getLogger(__name__)
+
+WATCH_SECONDS = 300  # the server ends each watch after this; the reflector resumes at once
+PAGE = 1000
+
+
+class KubeStore:
+    """A Store on a real API server. close() stops its watches."""
+
+    def __init__(self, client: KubeClient, workers: int = 32) -> None:
+        self.client = client
+        self._stop = threading.Event()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kube-write")
+
+    def close(self) -> None:
+        self._stop.set()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    # Reads.
+    def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
+        k = kind_named(kind)
+        try:
+            return _typed(k, self.client.request("GET", k.path(_ns(k, namespace), name)))
+        except NotFound:
+            return None
+
+    def list(self, kind: str, namespace: str | None = None) -> list[Obj]:
+        return self._list(kind_named(kind), namespace)[0]
+
+    def watch(self, kinds: Iterable[str] | None = None) -> Watch:
+        names = list(kinds) if kinds is not None else []
+        w = Watch(names)
+        pending = [len(names)]
+        lock = threading.Lock()
+
+        def listed() -> None:
+            with lock:
+                pending[0] -= 1
+                if pending[0] == 0:
+                    w.synced.set()
+        for name in names:
+            threading.Thread(target=Reflector(self, kind_named(name), w, listed).run, daemon=True,
+                             name=f"reflector-{name}").start()
+        if not names:
+            w.synced.set()
+        return w
+
+    # Writes.
+    def create(self, obj: Obj) -> Obj:
+        k = kind_named(obj.get("kind"))
+        return _typed(k, self.client.request("POST", k.path(_ns(k, _namespace_of(obj))), obj))
+
+    def create_many(self, objs: list[Obj]) -> list[Obj | Exception]:
+        """Sent concurrently; each created object, or the error its create raised, in order."""
+        return self._concurrently(self.create, objs)
+
+    def bind_many(self, binds: list[tuple[str, str, str]]) -> list[Obj | Exception]:
+        return self._concurrently(self.bind, binds)
+
+    def _concurrently(self, fn, items: list) -> list[Obj | Exception]:
+        if len(items) <= 1:
+            return one_by_one(fn, items)
+        return [r for chunk in self._pool.map(lambda item: one_by_one(fn, [item]), items) for r in chunk]
+
+    def update(self, obj: Obj) -> Obj:
+        k = kind_named(obj.get("kind"))
+        name = obj["metadata"]["name"]
+        return _typed(k, self.client.request("PUT", k.path(_ns(k, _namespace_of(obj)), name), obj))
+
+    def update_status(self, obj: Obj) -> Obj:
+        k = kind_named(obj.get("kind"))
+        name = obj["metadata"]["name"]
+        return _typed(k, self.client.request("PUT", k.path(_ns(k, _namespace_of(obj)), name) + "/status", obj))
+
+    def bind(self, namespace: str, name: str, node: str) -> Obj:
+        """POST pods/binding; returns the server's Status answer."""
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": namespace},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
+        return self.client.request("POST", f"/api/v1/namespaces/{namespace}/pods/{name}/binding", body) or {}
+
+    def delete(self, kind: str, name: str, namespace: str | None = None, uid: str | None = None) -> None:
+        k = kind_named(kind)
+        options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
+        if uid is not None:
+            options["preconditions"] = {"uid": uid}
+        self.client.request("DELETE", k.path(_ns(k, namespace), name), options)
+
+    # Internals.
+    def _list(self, k: Kind, namespace: str | None) -> tuple[list[Obj], str]:
+        """Every object (in pages) and the list's resourceVersion."""
+        items: list[Obj] = []
+        query: dict[str, Any] = {"limit": PAGE}
+        while True:
+            page = self.client.request("GET", k.path(namespace if k.namespaced else None), query=query)
+            items.extend(_typed(k, o) for o in page.get("items") or [])
+            more = (page.get("metadata") or {}).get("continue")
+            if not more:
+                return items, page["metadata"].get("resourceVersion", "")
+            query = {"limit": PAGE, "continue": more}
+
+
+class Reflector:
+    """One kind's list+watch into a Watch (client-go's reflector)."""
+
+    def __init__(self, store: KubeStore, kind: Kind, watch: Watch, listed) -> None:
+        self.store, self.kind, self.watch, self._listed = store, kind, watch, listed
+        self.known: set[Key] = set()
+        self.version: str | None = None
+
+    def run(self) -> None:
+        failures = 0
+        while not self.store._stop.is_set():
+            try:
+                if self.version is None:
+                    self._relist()
+                self._watch()
+                failures = 0
+            except StoreError as e:
+                failures += 1
+                log.warning("watch of %s: %s; retrying", self.kind.plural, e)
+                self.store._stop.wait(min(0.2 * 2 ** min(failures, 5), 5.0))
+            except Exception:  # noqa: BLE001 - a reflector must not die; relist after a bug
+                log.exception("watch of %s failed; listing again", self.kind.plural)
+                self.version = None
+                self.store._stop.wait(1.0)
+
+    def _relist(self) -> None:
+        items, self.version = self.store._list(self.kind, None)
+        seen = set()
+        for obj in items:
+            seen.add(key_of(obj))
+            self.watch.offer("ADDED", obj)
+        for namespace, name in sorted(self.known - seen):
+            meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+            self.watch.offer("DELETED", {"apiVersion": self.kind.api_version, "kind": self.kind.name, "metadata": meta})
+        self.known = seen
+        if self._listed is not None:
+            self._listed()
+            self._listed = None
+
+    def _watch(self) -> None:
+        query = {"watch": "true", "resourceVersion": self.version, "allowWatchBookmarks": "true",
+                 "timeoutSeconds": WATCH_SECONDS}
+        for event in self.store.client.stream(self.kind.path(), query, timeout=WATCH_SECONDS + 30):
+            if self.store._stop.is_set():
+                return
+            kind, obj = event.get("type"), event.get("object") or {}
+            if kind == "ERROR":
+                if obj.get("code") == 410:  # too old: list again
+                    self.version = None
+                    return
+                raise StoreError(self.kind.name, "", "", f"watch error: {obj.get('message')}")
+            self.version = (obj.get("metadata") or {}).get("resourceVersion") or self.version
+            if kind == "BOOKMARK":
+                continue
+            obj = _typed(self.kind, obj)
+            if kind == "DELETED":
+                self.known.discard(key_of(obj))
+            else:
+                self.known.add(key_of(obj))
+            self.watch.offer(kind, obj)
+
+
+def _typed(k: Kind, obj: Obj) -> Obj:
+    """Items of a list come without kind and apiVersion; volcanic's objects always have them."""
+    if isinstance(obj, dict) and "kind" not in obj:
+        obj["kind"], obj["apiVersion"] = k.name, k.api_version
+    return obj
+
+
+def _namespace_of(obj: Obj) -> str | None:
+    return (obj.get("metadata") or {}).get("namespace")
+
+
+def _ns(k: Kind, namespace: str | None) -> str | None:
+    return (namespace or "default") if k.namespaced else None
