@@ -64,3 +64,21 @@ def test_gang_binds_all_or_nothing_and_whole_once_a_node_is_added(env, scheduler
     assert len(nodes) == 3  # 20 cpu each: one per node
     assert env.wait(lambda: (env.store.get("PodGroup", "big", namespace)["status"] or {}).get("phase") == "Running",
                     timeout=30)
+
+
+def test_kwok_pods_follow_the_sim_annotations(env, namespace):
+    """deploy/kwok/stages.yaml gives kwok pods the embedded kubelets' meaning of
+    volcanic/sim-duration and volcanic/sim-exit-code: Running at once, then Succeeded or
+    Failed with that exit code; without a duration, Running until deleted."""
+    def sim_pod(name, **annotations):
+        p = pod(name, "none", namespace)
+        p["metadata"]["annotations"] = annotations
+        p["spec"].update(nodeName="kwok-node-0", restartPolicy="Never")
+        return p
+    env.apply(sim_pod("ok", **{"volcanic/sim-duration": "2s"}),
+              sim_pod("bad", **{"volcanic/sim-duration": "2s", "volcanic/sim-exit-code": "3"}),
+              sim_pod("forever"), namespace=namespace)
+    phases = lambda: {p["metadata"]["name"]: p["status"].get("phase") for p in env.store.list("Pod", namespace)}
+    assert env.wait(lambda: phases() == {"ok": "Succeeded", "bad": "Failed", "forever": "Running"}, timeout=30), phases()
+    bad = env.store.get("Pod", "bad", namespace)
+    assert bad["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 3

@@ -32,7 +32,7 @@ import yaml
 from volcanic.real.devcluster.build import Toolchain, cache_root
 
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kwok")
-STAGES = Path(__file__).resolve().parents[4] / "deploy" / "kwok" / "stages.yaml"
+STAGES = Path(__file__).with_name("kwok-stages.yaml")  # also deploy/kwok/stages.yaml
 
 
 class DevClusterError(RuntimeError):
@@ -228,7 +228,8 @@ class DevCluster:
     def _kwok_args(self, ports: dict[str, int], stages: Path) -> list[str]:
         args = ["--kubeconfig", str(self.kubeconfig), "--manage-all-nodes=false",
                 "--manage-nodes-with-annotation-selector", "kwok.x-k8s.io/node=fake",
-                "--server-address", f"127.0.0.1:{ports['kwok']}", "--node-lease-duration-seconds", "40"]
+                "--server-address", f"127.0.0.1:{ports['kwok']}", "--node-lease-duration-seconds", "40",
+                "--cidr", "10.0.0.1/16"]  # room for a benchmark's pods (the default /24 runs out)
         if stages.exists():
             args += ["--config", str(stages)]
         return args
