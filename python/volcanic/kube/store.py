@@ -68,13 +68,15 @@ class Store(Protocol):
     def bind_many(self, binds: list[tuple[str, str, str]]) -> list[Obj | Exception]: ...
 
 
+def attempt(fn: Callable[..., Obj], item: Any) -> Obj | Exception:
+    """fn(*item) for a tuple, else fn(item): its result, or the exception it raised (one item
+    of a batch: its failure is the caller's to handle, item by item)."""
+    try:
+        return fn(*item) if isinstance(item, tuple) else fn(item)
+    except Exception as e:  # noqa: BLE001 - handed to the caller, per item
+        return e
+
+
 def one_by_one(fn: Callable[..., Obj], items: Iterable[Any]) -> list[Obj | Exception]:
-    """A batch sent one request at a time (the embedded store's batches): fn(*item) for each
-    item (a tuple) or fn(item), each result or the exception it raised."""
-    out: list[Obj | Exception] = []
-    for item in items:
-        try:
-            out.append(fn(*item) if isinstance(item, tuple) else fn(item))
-        except Exception as e:  # noqa: BLE001 - handed to the caller, per item
-            out.append(e)
-    return out
+    """A batch sent one request at a time (the embedded store's batches)."""
+    return [attempt(fn, item) for item in items]

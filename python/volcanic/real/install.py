@@ -8,6 +8,7 @@ from typing import Any, Callable
 import yaml
 
 from volcanic.kube.errors import StoreError
+from volcanic.kube.kinds import KINDS
 from volcanic.real.client import KubeClient
 from volcanic.real.manifests import Obj, manifests
 
@@ -25,7 +26,6 @@ _PATHS = {
 
 def path_of(obj: Obj) -> str:
     """The REST path of `obj` (a kind volcanic stores, or one install applies)."""
-    from volcanic.kube.kinds import KINDS
     meta = obj["metadata"]
     kind = KINDS.get(obj["kind"])
     if kind is not None:

@@ -4,9 +4,8 @@ The same SchedulerLoop as the embedded cluster's, on the wall clock: informers f
 list+watch of the kinds the engine reads (re-listing on 410 Gone and after disconnects),
 one session per period once the caches are synced, binds through pods/binding (sent
 concurrently), evictions, PodGroup and Queue status, PodScheduled=False conditions. A failed
-bind is forgotten by the engine and retried next session; the engine's gang rules never
-bind part of a gang, and a gang whose binds partly failed is re-placed as a whole by the next
-session, which sees the bound pods (Volcano's behaviour after a failed bind).
+bind is forgotten by the engine and retried next session. Rolling back a gang some of whose
+binds failed, as Volcano does, is not done yet: the next session places the rest.
 
 The configuration file is re-read when it changes (Volcano mounts it from a ConfigMap): the
 engine is rebuilt with the new configuration and refilled from the informers' caches. A file
@@ -18,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+
 from volcanic.errors import ConfigError
 from volcanic.kube.informers import Informers
 from volcanic.real.clock import WallClock
@@ -61,19 +61,14 @@ class SchedulerDaemon:
         self.loop = SchedulerLoop(store, self.informers, self.clock, self.conf.text(), period)
         self.clock.after(period, self._watch_conf)
 
-    def run(self, stop: threading.Event, is_leader=lambda: True) -> None:
+    def run(self, stop: threading.Event) -> None:
         log.info("scheduler: waiting for the caches to sync")
         while not self.informers.watch.synced.wait(0.2):
             if stop.is_set():
                 return
         log.info("scheduler: caches synced; scheduling every %.1f s", self.loop.period)
         while not stop.is_set():
-            if is_leader():
-                wait = self.clock.run_due()
-            else:
-                self.informers.pump()  # keep the cache warm for a quick take-over
-                wait = 0.5
-            self.informers.watch.wait(wait)
+            self.informers.watch.wait(self.clock.run_due())
             self.informers.pump()
 
     def _watch_conf(self) -> None:

@@ -16,9 +16,9 @@ import threading
 from typing import Any, Iterable
 
 from volcanic.kube.errors import NotFound, StoreError
-from volcanic.kube.kinds import Kind, kind_named
+from volcanic.kube.kinds import KINDS, Kind, kind_named
 from volcanic.kube.objects import Key, Obj, key_of
-from volcanic.kube.store import Watch, one_by_one
+from volcanic.kube.store import Watch, attempt, one_by_one
 from volcanic.real.client import KubeClient
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ class KubeStore:
         return self._list(kind_named(kind), namespace)[0]
 
     def watch(self, kinds: Iterable[str] | None = None) -> Watch:
-        names = list(kinds) if kinds is not None else []
+        names = list(kinds) if kinds is not None else list(KINDS)
         w = Watch(names)
         pending = [len(names)]
         lock = threading.Lock()
@@ -83,7 +83,7 @@ class KubeStore:
     def _concurrently(self, fn, items: list) -> list[Obj | Exception]:
         if len(items) <= 1:
             return one_by_one(fn, items)
-        return [r for chunk in self._pool.map(lambda item: one_by_one(fn, [item]), items) for r in chunk]
+        return list(self._pool.map(lambda item: attempt(fn, item), items))
 
     def update(self, obj: Obj) -> Obj:
         k = kind_named(obj.get("kind"))

@@ -32,8 +32,7 @@ log = logging.getLogger(__name__)
 
 class SchedulerLoop:
     def __init__(self, store: Store, informers: Informers, clock: Clock, conf: Any, period: float = 1.0) -> None:
-        self.store, self.lister, self.clock, self.period = store, informers, clock, period
-        self.informers = informers
+        self.store, self.informers, self.clock, self.period = store, informers, clock, period
         self.engine = Scheduler(conf)
         self.sessions = 0
         self.seconds: dict[str, float] = {"session": 0.0}  # wall seconds, per action and in all
@@ -49,7 +48,7 @@ class SchedulerLoop:
         a bad configuration raises ConfigError and leaves the running engine in place."""
         engine = Scheduler(conf)
         for kind in SCHEDULER_KINDS:
-            for obj in self.lister.list(kind):
+            for obj in self.informers.list(kind):
                 engine.upsert(obj)
         self.engine = engine
         self._dirty = True
@@ -107,7 +106,7 @@ class SchedulerLoop:
         now = rfc3339(self.clock.now())
         for key in d.evictions:
             namespace, name = key.split("/", 1)
-            pod = self.lister.get("Pod", name, namespace)
+            pod = self.informers.get("Pod", name, namespace)
             if pod is None:
                 self.engine.forget(key)
                 continue
@@ -126,7 +125,7 @@ class SchedulerLoop:
     def _write_podgroups(self, d: Decisions) -> None:
         for key, status in d.podgroups.items():
             namespace, name = key.split("/", 1)
-            pg = self.lister.get("PodGroup", name, namespace)
+            pg = self.informers.get("PodGroup", name, namespace)
             if pg is None:
                 continue
             try:
@@ -136,7 +135,7 @@ class SchedulerLoop:
 
     def _write_queues(self, d: Decisions) -> None:
         for name, status in d.queues.items():
-            q = self.lister.get("Queue", name)
+            q = self.informers.get("Queue", name)
             if q is None:
                 continue
             try:
@@ -148,7 +147,7 @@ class SchedulerLoop:
         now = rfc3339(self.clock.now())
         for key, reason in d.unschedulable.items():
             namespace, name = key.split("/", 1)
-            pod = self.lister.get("Pod", name, namespace)
+            pod = self.informers.get("Pod", name, namespace)
             if pod is None:
                 continue
             status = pod.get("status") or {}

@@ -20,6 +20,7 @@ import base64
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -90,7 +91,7 @@ class DevCluster:
             (self.dir / f"{name}.pid").unlink(missing_ok=True)
         if purge and self.dir.exists():
             for sub in ("etcd", "pki"):
-                subprocess.run(["rm", "-rf", str(self.dir / sub)], check=False)
+                shutil.rmtree(self.dir / sub, ignore_errors=True)
             for f in ("ports.json", "tokens.csv", "admin.kubeconfig"):
                 (self.dir / f).unlink(missing_ok=True)
 
