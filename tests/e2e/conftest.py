@@ -6,15 +6,19 @@ runs them. `make e2e` runs it; the first run builds the Kubernetes binaries into
 from __future__ import annotations
 
 import os
+import re
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
 
 from volcanic.real.client import KubeClient
+from volcanic.real.deployments import DEFAULT_CONF
 from volcanic.real.devcluster.cluster import DevCluster
 from volcanic.real.store import KubeStore
 
@@ -29,12 +33,23 @@ class Env:
         self.procs: list[subprocess.Popen] = []
 
     def volcanic(self, *args: str) -> subprocess.Popen:
-        """Starts `volcanic ARGS` against the dev cluster; stopped at the end of the session."""
-        log = open(self.cluster.dir / f"volcanic-{args[0]}-{len(self.procs)}.log", "wb")
-        proc = subprocess.Popen([sys.executable, "-m", "volcanic.cli.main", *args, "--kubeconfig", self.kubeconfig],
-                                stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        """Starts `volcanic ARGS` against the dev cluster; stopped at the end of the session.
+        Its output is in proc.log_path."""
+        log_path = self.cluster.dir / f"volcanic-{args[0]}-{len(self.procs)}.log"
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "volcanic.cli.main", *args, "--kubeconfig", self.kubeconfig],
+                                    stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        proc.log_path = log_path
         self.procs.append(proc)
         return proc
+
+    def wait_logged(self, proc: subprocess.Popen, *lines: str, timeout: float = 30.0) -> None:
+        """Waits until proc's output has every one of `lines`."""
+        def logged():
+            text = proc.log_path.read_text(errors="replace")
+            assert proc.poll() is None, f"volcanic exited ({proc.returncode}):\n{text}"
+            return all(line in text for line in lines)
+        assert self.wait(logged, timeout), proc.log_path.read_text(errors="replace")
 
     def run(self, *args: str, input: str | None = None) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "volcanic.cli.main", *args], input=input, capture_output=True,
@@ -76,12 +91,58 @@ def env(tmp_path_factory):
     cluster.down()
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def metric(port: int, name: str, labels: str = "") -> float:
+    """One sample of a process's /metrics (0 when it has none yet)."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    m = re.search(rf"^{re.escape(name + (('{' + labels + '}') if labels else ''))} (\S+)$", text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+class Up:
+    """`volcanic up` as a user runs it, with its scheduler configuration in a file the tests
+    may rewrite, its webhook on a free port and /metrics on another."""
+
+    def __init__(self, env: Env) -> None:
+        self.env = env
+        self.conf = env.cluster.dir / "volcano-scheduler.conf"
+        self.conf.write_text(DEFAULT_CONF)
+        self.webhook_port = free_port()
+        self.proc: subprocess.Popen | None = None
+        self.metrics_port = 0
+
+    def start(self) -> subprocess.Popen:
+        self.metrics_port = free_port()
+        self.proc = self.env.volcanic("up", "--scheduler-conf", str(self.conf), "--metrics-address",
+                                      f"127.0.0.1:{self.metrics_port}",
+                                      "--webhook-url", f"https://127.0.0.1:{self.webhook_port}")
+        self.env.wait_logged(self.proc, "caches synced; scheduling", "controllers started", "webhook: registered")
+        return self.proc
+
+    def kill(self) -> None:
+        """SIGKILL: no clean-up at all, as a crash or an OOM kill."""
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self) -> None:
+        self.env.stop(self.proc)
+
+    def metric(self, name: str, labels: str = "") -> float:
+        return metric(self.metrics_port, name, labels)
+
+
 @pytest.fixture(scope="session")
-def scheduler(env):
-    """One `volcanic scheduler` for the tests that need one."""
-    proc = env.volcanic("scheduler")
-    yield proc
-    env.stop(proc)
+def up(env):
+    """One `volcanic up` for the suite (tests that stop it start it again)."""
+    u = Up(env)
+    u.start()
+    yield u
+    u.stop()
 
 
 @pytest.fixture

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import yaml
 
-from volcanic.real.devcluster.cluster import kwok_node
+from volcanic.real.devcluster.cluster import KWOK_TOLERATION, kwok_node
 
 GROUP = "scheduling.k8s.io/group-name"
-KWOK_TOLERATION = {"key": "kwok.x-k8s.io/node", "operator": "Exists", "effect": "NoSchedule"}
 
 
 def podgroup(name, min_member, namespace):
@@ -46,7 +45,7 @@ def test_install_print_touches_nothing_and_applies_with_kubectl(env):
     assert env.kubectl("apply", "--dry-run=server", "-f", "-", input=printed.stdout).returncode == 0
 
 
-def test_gang_binds_all_or_nothing_and_whole_once_a_node_is_added(env, scheduler, namespace):
+def test_gang_binds_all_or_nothing_and_whole_once_a_node_is_added(env, up, namespace):
     """Three 20-cpu pods with minMember 3 on two 32-cpu nodes: nothing binds and the PodGroup
     says why; a third node makes room and the whole gang binds."""
     env.apply(podgroup("big", 3, namespace), *[pod(f"big-{i}", "big", namespace, cpu="20") for i in range(3)],

@@ -3,6 +3,12 @@ of API errors, the manifests, and informers over a re-listing watch."""
 
 from __future__ import annotations
 
+import base64
+import urllib.error
+import urllib.request
+
+from prometheus_client import CollectorRegistry
+import pytest
 import yaml
 
 from volcanic.kube.errors import AdmissionError, AlreadyExists, Conflict, InvalidObject, NotFound, Unavailable
@@ -10,7 +16,11 @@ from volcanic.kube.informers import Handler, Informers
 from volcanic.kube.store import Watch
 from volcanic.real.client import api_error, kubeconfig_path
 from volcanic.real.install import render
+from volcanic.real import serving
 from volcanic.real.manifests import RULES, crds
+from volcanic.real.metrics import SchedulerMetrics
+from volcanic.real.registrations import DEFAULT_ADMISSIONS, WEBHOOKS, configurations
+from volcanic.scheduler.engine import Decisions
 
 
 def test_kubeconfig_is_found_as_kubectl_finds_it(monkeypatch, tmp_path):
@@ -101,3 +111,52 @@ def test_informers_follow_a_relist_replays_and_tombstones():
     inf.pump()
     assert seen == [("add", "a"), ("add", "b"), ("update", "b"), ("delete", "1")]
     assert [p["metadata"]["name"] for p in inf.list("Pod")] == ["b"]
+
+
+def test_webhook_configurations_are_volcanos_and_never_block_foreign_pods():
+    """Names, paths and policies of Volcano's chart (installer/helm/chart/volcano/templates/
+    webhooks.yaml); the opt-in pod webhooks never block pods of other schedulers."""
+    by_name = {c["metadata"]["name"]: c for c in configurations(b"CA", paths=tuple(WEBHOOKS))}
+    assert set(by_name) == {"volcano-admission-service-" + p.strip("/").replace("/", "-") for p in WEBHOOKS}
+    job = by_name["volcano-admission-service-jobs-validate"]
+    assert job["kind"] == "ValidatingWebhookConfiguration"
+    hook = job["webhooks"][0]
+    assert hook["name"] == "validatejob.volcano.sh" and hook["failurePolicy"] == "Fail"
+    assert hook["rules"][0]["operations"] == ["CREATE", "UPDATE"] and hook["sideEffects"] == "NoneOnDryRun"
+    assert hook["clientConfig"]["service"] == {"name": "volcano-admission-service", "namespace": "volcano-system",
+                                               "path": "/jobs/validate", "port": 443}
+    assert base64.b64decode(hook["clientConfig"]["caBundle"]) == b"CA"
+    assert hook["namespaceSelector"]["matchExpressions"][0]["values"] == ["volcano-system", "kube-system"]
+    pods = by_name["volcano-admission-service-pods-validate"]["webhooks"][0]
+    assert pods["matchConditions"][0]["expression"] == "object.spec.schedulerName in ['volcano']"
+    assert by_name["volcano-admission-service-pods-mutate"]["webhooks"][0]["failurePolicy"] == "Ignore"
+    assert by_name["volcano-admission-service-jobs-mutate"]["webhooks"][0]["reinvocationPolicy"] == "Never"
+    default = configurations(b"CA", url="https://127.0.0.1:8443")
+    assert len(default) == len(DEFAULT_ADMISSIONS) and not any("pods" in c["metadata"]["name"] for c in default)
+    assert default[0]["webhooks"][0]["clientConfig"]["url"] == "https://127.0.0.1:8443/jobs/mutate"
+    with pytest.raises(ValueError, match="--enabled-admission: unknown path"):
+        configurations(b"CA", paths=("/gizmos/validate",))
+
+
+def test_health_and_metrics_endpoints():
+    registry, health = CollectorRegistry(), serving.Health()
+    metrics = SchedulerMetrics(registry)
+    metrics.observe(Decisions(binds={"ns/a": "n1", "ns/b": "n2"}, unschedulable={"ns/c": "no room"},
+                              queues={"default": {"allocated": {"cpu": "1500m", "memory": "1Gi"}}}), 0.01, 1)
+    server = serving.serve("127.0.0.1:0", registry, health)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        text = urllib.request.urlopen(url + "/metrics").read().decode()
+        assert 'volcano_schedule_attempts_total{result="scheduled"} 1.0' in text
+        assert 'volcano_schedule_attempts_total{result="error"} 1.0' in text
+        assert 'volcano_queue_allocated_milli_cpu{queue_name="default"} 1500.0' in text
+        health.beat("scheduler")
+        assert urllib.request.urlopen(url + "/healthz").read() == b"ok"
+        health._beats["scheduler"] -= serving.STALE + 1  # its loop stopped beating
+        try:
+            urllib.request.urlopen(url + "/healthz")
+            raise AssertionError("a stuck component must fail /healthz")
+        except urllib.error.HTTPError as e:
+            assert e.code == 503 and b"stuck: scheduler" in e.read()
+    finally:
+        server.shutdown()

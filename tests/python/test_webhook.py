@@ -776,8 +776,8 @@ def test_webhook_command_serves_and_reports_bad_input(tmp_path, tls, client_cont
     state = tmp_path / "state.yaml"
     state.write_text("kind: Queue\nmetadata: {name: team-a}\nspec: {weight: 2}\n---\n"
                      "kind: Namespace\nmetadata: {name: ml}\n")
-    proc = subprocess.Popen([sys.executable, "-m", "volcanic.cli.main", "webhook", "--host", "127.0.0.1",
-                             "--port", "0", "--tls-cert", tls[0], "--tls-key", tls[1], "--state", str(state),
+    proc = subprocess.Popen([sys.executable, "-m", "volcanic.cli.main", "webhook", "--listen", "127.0.0.1:0",
+                             "--tls-cert", tls[0], "--tls-key", tls[1], "--state", str(state),
                              "--scheduler-name", "volcano"], stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
@@ -792,13 +792,13 @@ def test_webhook_command_serves_and_reports_bad_input(tmp_path, tls, client_cont
         proc.wait(timeout=10)
     bad = tmp_path / "bad.yaml"
     bad.write_text("kind: Gizmo\nmetadata: {name: g}\n")
-    r = subprocess.run([sys.executable, "-m", "volcanic.cli.main", "webhook", "--port", "0", "--tls-cert", tls[0],
-                        "--tls-key", tls[1], "--state", str(bad)], capture_output=True, text=True,
-                       timeout=30)
+    r = subprocess.run([sys.executable, "-m", "volcanic.cli.main", "webhook", "--listen", "127.0.0.1:0",
+                        "--tls-cert", tls[0], "--tls-key", tls[1], "--state", str(bad)], capture_output=True,
+                       text=True, timeout=30)
     assert r.returncode == 1 and r.stderr.startswith("volcanic: error:") and "Gizmo" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "volcanic.cli.main", "webhook", "--port", "0", "--tls-cert",
-                        str(tmp_path / "missing.crt"), "--tls-key", tls[1]], capture_output=True, text=True,
-                       timeout=30)
+    r = subprocess.run([sys.executable, "-m", "volcanic.cli.main", "webhook", "--listen", "127.0.0.1:0",
+                        "--tls-cert", str(tmp_path / "missing.crt"), "--tls-key", tls[1]], capture_output=True,
+                       text=True, timeout=30)
     assert r.returncode == 1 and r.stderr.startswith("volcanic: error:")
 
 

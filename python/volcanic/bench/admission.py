@@ -75,8 +75,8 @@ def _start_webhook(directory: str) -> tuple[subprocess.Popen, int, str]:
     env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     log_path = os.path.join(directory, "webhook.log")  # a file: a full pipe would stall the server
     with open(log_path, "w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "volcanic.cli.main", "webhook", "--host", "127.0.0.1",
-                                 "--port", "0", "--tls-cert", cert, "--tls-key", key],
+        proc = subprocess.Popen([sys.executable, "-m", "volcanic.cli.main", "webhook", "--listen", "127.0.0.1:0",
+                                 "--tls-cert", cert, "--tls-key", key],
                                 stdout=subprocess.PIPE, stderr=log, text=True, env=env)
     line = proc.stdout.readline() if proc.stdout else ""  # "serving https://127.0.0.1:PORT"
     if not line.startswith("serving "):

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import yaml
 
-from volcanic.cli.kube import add_commands
+from volcanic.cli.kube import add_commands, admission_conf, cmd_cluster_webhook, kubeconfig_flag
 from volcanic.errors import AdmissionError, ConfigError, InvalidObject, PluginError
 from volcanic.kube.errors import StoreError
 
@@ -106,19 +106,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_webhook(args: argparse.Namespace) -> int:
-    from volcanic.admission import AdmissionConf
     from volcanic.admission.webhook import serve
     from volcanic.cluster.snapshot import snapshot_lister
 
-    conf = AdmissionConf(scheduler_names=tuple(args.scheduler_name or ["volcano"]),
-                         max_queue_depth=args.max_queue_depth,
-                         root_queue_protection=args.enable_root_queue_protection,
-                         queue_allocated_pods_check=args.enable_queue_allocated_pods_check)
+    if args.register or args.kubeconfig:
+        return cmd_cluster_webhook(args)
+    if not (args.tls_cert and args.tls_key):
+        raise ConfigError("webhook: --tls-cert and --tls-key are required without --register")
     lister = snapshot_lister(_load_objects(args.state or []))
 
     def ready(server: Any) -> None:
         print(f"serving {server.url}", flush=True)
-    serve(args.port, args.tls_cert, args.tls_key, conf, lister, host=args.host, ready=ready)
+    host, _, port = args.listen.rpartition(":")
+    serve(int(port), args.tls_cert, args.tls_key, admission_conf(args), lister, host=host or "0.0.0.0", ready=ready)
     return 0
 
 
@@ -198,11 +198,18 @@ def build_parser() -> argparse.ArgumentParser:
                    "nodeorder (binpack, or py-binpack from examples/binpack_plugin.py)")
     b.add_argument("--json", action="store_true", help="print one JSON line")
     b.set_defaults(func=_cmd_bench)
-    w = sub.add_parser("webhook", help="serve Volcano's admission webhook over HTTPS (see docs/admission.md)")
-    w.add_argument("--port", type=int, default=8443, help="port to listen on (default 8443; 0: any free port)")
-    w.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
-    w.add_argument("--tls-cert", required=True, help="PEM certificate (chain) file")
-    w.add_argument("--tls-key", required=True, help="PEM private key file")
+    w = sub.add_parser("webhook", parents=[kubeconfig_flag()], help="serve Volcano's admission webhook over HTTPS: "
+                       "reading a cluster (--register or --kubeconfig) or YAML files (--state); see docs/admission.md")
+    w.add_argument("--listen", default="0.0.0.0:8443", metavar="HOST:PORT",
+                   help="address to listen on (default 0.0.0.0:8443; port 0: any free port)")
+    w.add_argument("--tls-cert", help="PEM certificate (chain) file (default with --register: a self-signed one)")
+    w.add_argument("--tls-key", help="PEM private key file")
+    w.add_argument("--register", action="store_true", help="create or update the Mutating/Validating webhook "
+                   "configurations Volcano installs, pointing at --url or the volcano-admission-service Service")
+    w.add_argument("--url", help="the webhook's URL for the API server (e.g. https://127.0.0.1:8443)")
+    w.add_argument("--enabled-admission", metavar="PATHS", help="comma-separated paths to register (default "
+                   "/jobs/mutate,/jobs/validate,/podgroups/validate,/queues/mutate,/queues/validate, as Volcano's chart)")
+    w.add_argument("--metrics-address", metavar="HOST:PORT", help="serve /healthz (and /metrics) here")
     w.add_argument("--scheduler-name", action="append",
                    help="a scheduler name whose pods volcanic admits; repeatable (default: volcano)")
     w.add_argument("--state", action="append", metavar="FILE",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Hashable
 
 from volcanic.kube.duration import parse_duration
-from volcanic.controllers.events import Recorder
+from volcanic.kube.events import Recorder
 from volcanic.controllers.runtime import Context, Controller
 from volcanic.kube.clock import Timer, rfc3339
 from volcanic.kube.informers import Handler

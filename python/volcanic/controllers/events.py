@@ -1,63 +1,19 @@
-"""Kubernetes Events recorded for what controllers do (`c.list("Event", ns)`).
-
-An Event names the object it is about (involvedObject), a reason and a message, as
-client-go's recorder writes them. Names are `<object>.<counter in hex>` (the next free
-one, as several recorders write about the same objects), so the same history gives the
-same Event names.
-"""
+"""The vc-controller-manager's event recorder (Recorder itself is in volcanic.kube.events)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
-from volcanic.kube.clock import rfc3339
-from volcanic.kube.errors import AlreadyExists, StoreError
-from volcanic.kube.store import Store
-
-Obj = dict[str, Any]
-
-
-class Recorder:
-    """Writes v1 Events for one component (source.component)."""
-
-    def __init__(self, store: Store, clock: Callable[[], float], component: str) -> None:
-        self._store, self._clock, self.component = store, clock, component
-        self._count = 0
-
-    def event(self, obj: Obj, type_: str, reason: str, message: str) -> None:
-        """Records an Event of `type_` ("Normal" or "Warning") about `obj`. Best effort, as
-        client-go's recorder: a failed write is dropped, never fails the caller."""
-        meta = obj.get("metadata", {})
-        now = rfc3339(self._clock())
-        event = {
-            "apiVersion": "v1", "kind": "Event",
-            "metadata": {"namespace": meta.get("namespace") or "default"},
-            "involvedObject": {"kind": obj.get("kind"), "apiVersion": obj.get("apiVersion"),
-                               "name": meta.get("name"), "namespace": meta.get("namespace"),
-                               "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")},
-            "reason": reason, "message": message, "type": type_,
-            "source": {"component": self.component},
-            "firstTimestamp": now, "lastTimestamp": now, "count": 1,
-        }
-        while True:
-            self._count += 1
-            event["metadata"]["name"] = f"{meta.get('name', '')}.{self._count:016x}"
-            try:
-                self._store.create(event)
-                return
-            except AlreadyExists:
-                continue
-            except StoreError:
-                return
-
+from volcanic.kube.events import Recorder
 
 CONTROLLER_MANAGER = "vc-controller-manager"
 
 
 def controller_manager_recorder(ctx: Any) -> Recorder:
     """The vc-controller-manager's one Recorder, shared by its controllers (kept in
-    ctx.extra), as Volcano's controllers share one event broadcaster."""
+    ctx.extra), as Volcano's controllers share one event broadcaster. Events go to
+    ctx.extra["event_sink"] when there is one (a real cluster sends them in the background)."""
     key = f"recorder/{CONTROLLER_MANAGER}"
     if key not in ctx.extra:
-        ctx.extra[key] = Recorder(ctx.store, ctx.clock.now, CONTROLLER_MANAGER)
+        ctx.extra[key] = Recorder(ctx.extra.get("event_sink", ctx.store), ctx.clock.now, CONTROLLER_MANAGER)
     return ctx.extra[key]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from volcanic.real.manifests import NAMESPACE, Obj, account
+from volcanic.real.registrations import SERVICE
 
 CONF_DIR = "/volcano.scheduler"
 CONF_FILE = "volcano-scheduler.conf"
@@ -57,7 +58,7 @@ def deployments(image: str, scheduler_conf: str | None = None) -> list[Obj]:
         "webhook", image, ["--register", f"--listen=0.0.0.0:{WEBHOOK_PORT}", metrics],
         container={"ports": [{"name": "https", "containerPort": WEBHOOK_PORT},
                              {"name": "metrics", "containerPort": METRICS_PORT}]})
-    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": account("webhook"), "namespace": NAMESPACE},
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": SERVICE, "namespace": NAMESPACE},
                "spec": {"selector": {"app": account("webhook")},
                         "ports": [{"port": 443, "targetPort": WEBHOOK_PORT, "name": "https"}]}}
     return [conf_map, scheduler, controllers, webhook, service]

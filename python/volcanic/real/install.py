@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import yaml
 
-from volcanic.kube.errors import StoreError
+from volcanic.kube.errors import NotFound, StoreError
 from volcanic.kube.kinds import KINDS
 from volcanic.real.client import KubeClient
 from volcanic.real.manifests import Obj, manifests
@@ -21,6 +21,8 @@ _PATHS = {
     "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
     "ServiceAccount": "/api/v1/namespaces/{namespace}/serviceaccounts",
     "Deployment": "/apis/apps/v1/namespaces/{namespace}/deployments",
+    "MutatingWebhookConfiguration": "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+    "ValidatingWebhookConfiguration": "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
 }
 
 
@@ -50,6 +52,17 @@ def install(client: KubeClient, all_components: bool = False, log: Callable[[str
         log(f"applied {obj['kind']} {obj['metadata'].get('namespace', '') and obj['metadata']['namespace'] + '/'}"
             f"{obj['metadata']['name']}")
     return applied
+
+
+def installed(client: KubeClient) -> bool:
+    """Whether Volcano's CRDs are on the cluster already (`volcanic up` installs otherwise)."""
+    names = [o["metadata"]["name"] for o in manifests() if o["kind"] == "CustomResourceDefinition"]
+    try:
+        for name in names:
+            client.request("GET", f"{_PATHS['CustomResourceDefinition']}/{name}")
+    except NotFound:
+        return False
+    return True
 
 
 def wait_established(client: KubeClient, name: str, timeout: float = 60.0) -> None:

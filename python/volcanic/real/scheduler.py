@@ -3,9 +3,9 @@
 The same SchedulerLoop as the embedded cluster's, on the wall clock: informers fed by
 list+watch of the kinds the engine reads (re-listing on 410 Gone and after disconnects),
 one session per period once the caches are synced, binds through pods/binding (sent
-concurrently), evictions, PodGroup and Queue status, PodScheduled=False conditions. A failed
-bind is forgotten by the engine and retried next session. Rolling back a gang some of whose
-binds failed, as Volcano does, is not done yet: the next session places the rest.
+concurrently), evictions, PodGroup and Queue status, PodScheduled=False conditions, Events
+(sent in the background) and Volcano's scheduler metrics. A failed bind is handled as
+Volcano's cache does (see volcanic.scheduler.loop).
 
 The configuration file is re-read when it changes (Volcano mounts it from a ConfigMap): the
 engine is rebuilt with the new configuration and refilled from the informers' caches. A file
@@ -18,12 +18,18 @@ import logging
 import os
 import threading
 
+from prometheus_client import CollectorRegistry
+
 from volcanic.errors import ConfigError
+from volcanic.kube.events import Recorder
 from volcanic.kube.informers import Informers
 from volcanic.real.clock import WallClock
+from volcanic.real.events import BackgroundEvents
+from volcanic.real.metrics import SchedulerMetrics
+from volcanic.real.serving import Health
 from volcanic.real.store import KubeStore
 from volcanic.scheduler.engine import SCHEDULER_KINDS
-from volcanic.scheduler.loop import SchedulerLoop
+from volcanic.scheduler.loop import SCHEDULER_COMPONENT, SchedulerLoop
 
 log = logging.getLogger("volcanic.scheduler")
 
@@ -54,11 +60,15 @@ class ConfFile:
 class SchedulerDaemon:
     """The scheduler on a real cluster; run() until stop is set."""
 
-    def __init__(self, store: KubeStore, conf_path: str | None = None, period: float = 1.0) -> None:
+    def __init__(self, store: KubeStore, conf_path: str | None = None, period: float = 1.0,
+                 health: Health | None = None, registry: CollectorRegistry | None = None) -> None:
         self.store, self.conf = store, ConfFile(conf_path)
+        self.health = health or Health()
         self.clock = WallClock()
         self.informers = Informers(store, SCHEDULER_KINDS)
-        self.loop = SchedulerLoop(store, self.informers, self.clock, self.conf.text(), period)
+        recorder = Recorder(BackgroundEvents(store), self.clock.now, SCHEDULER_COMPONENT)
+        self.loop = SchedulerLoop(store, self.informers, self.clock, self.conf.text(), period, recorder)
+        self.loop.on_session = SchedulerMetrics(registry or CollectorRegistry()).observe
         self.clock.after(period, self._watch_conf)
 
     def run(self, stop: threading.Event) -> None:
@@ -68,8 +78,15 @@ class SchedulerDaemon:
                 return
         log.info("scheduler: caches synced; scheduling every %.1f s", self.loop.period)
         while not stop.is_set():
+            self.health.beat("scheduler")
             self.informers.watch.wait(self.clock.run_due())
             self.informers.pump()
+            self._log_errors()
+
+    def _log_errors(self) -> None:
+        for error in self.informers.errors:
+            log.error("%s", error)
+        self.informers.errors.clear()
 
     def _watch_conf(self) -> None:
         self.clock.after(self.loop.period, self._watch_conf)

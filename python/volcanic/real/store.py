@@ -48,7 +48,7 @@ class KubeStore:
             return None
 
     def list(self, kind: str, namespace: str | None = None) -> list[Obj]:
-        return self._list(kind_named(kind), namespace)[0]
+        return self.list_with_version(kind_named(kind), namespace)[0]
 
     def watch(self, kinds: Iterable[str] | None = None) -> Watch:
         names = list(kinds) if kinds is not None else list(KINDS)
@@ -109,7 +109,7 @@ class KubeStore:
         self.client.request("DELETE", k.path(_ns(k, namespace), name), options)
 
     # Internals.
-    def _list(self, k: Kind, namespace: str | None) -> tuple[list[Obj], str]:
+    def list_with_version(self, k: Kind, namespace: str | None = None) -> tuple[list[Obj], str]:
         """Every object (in pages) and the list's resourceVersion."""
         items: list[Obj] = []
         query: dict[str, Any] = {"limit": PAGE}
@@ -148,7 +148,7 @@ class Reflector:
                 self.store._stop.wait(1.0)
 
     def _relist(self) -> None:
-        items, self.version = self.store._list(self.kind, None)
+        items, self.version = self.store.list_with_version(self.kind)
         seen = set()
         for obj in items:
             seen.add(key_of(obj))

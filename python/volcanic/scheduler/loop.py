@@ -6,8 +6,13 @@ embedded cluster (on its virtual clock) and as `volcanic scheduler` on a real AP
   delete; nothing is re-listed per cycle.
 - A cycle with nothing new since a session that decided nothing is skipped: the engine is
   deterministic, so that session would decide the same nothing again.
-- Binds go through the pods/binding call (spec.nodeName and PodScheduled); a failed bind is
-  forgotten by the engine and retried next cycle. Evictions set the DisruptionTarget
+- Binds go through the pods/binding call (spec.nodeName and PodScheduled), each recorded as
+  a "Scheduled" Event on the pod as Volcano's cache records it. A failed bind is as in
+  Volcano's SchedulerCache.Bind (pkg/scheduler/cache/cache.go): the pod gets a
+  FailedScheduling Warning and PodScheduled=False with reason SchedulerError, the engine
+  forgets the placement (Volcano's resyncTask: the pod is Pending again), and a later
+  session places it once its gang is ready again, counting the pods already bound. Volcano
+  does not evict the bound part of the gang, and neither does volcanic. Evictions set the DisruptionTarget
   condition, then delete the pod. PodGroup status, Queue status.allocated (the engine
   reports only those that changed) and the PodScheduled=False condition of unschedulable
   pods are written only when they change.
@@ -17,11 +22,12 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, Callable
 
 from volcanic.errors import PluginError
 from volcanic.kube.clock import Clock, rfc3339
 from volcanic.kube.errors import StoreError
+from volcanic.kube.events import Recorder
 from volcanic.kube.informers import Handler, Informers
 from volcanic.kube.objects import clone
 from volcanic.kube.store import Store
@@ -29,10 +35,17 @@ from volcanic.scheduler.engine import SCHEDULER_KINDS, Decisions, Scheduler
 
 log = logging.getLogger(__name__)
 
+SCHEDULER_COMPONENT = "volcano"  # Volcano's scheduler names its event source after its scheduler names
+
 
 class SchedulerLoop:
-    def __init__(self, store: Store, informers: Informers, clock: Clock, conf: Any, period: float = 1.0) -> None:
+    def __init__(self, store: Store, informers: Informers, clock: Clock, conf: Any, period: float = 1.0,
+                 recorder: Recorder | None = None) -> None:
         self.store, self.informers, self.clock, self.period = store, informers, clock, period
+        self.recorder = recorder or Recorder(store, clock.now, SCHEDULER_COMPONENT)
+        # Called after each session with its decisions, its wall seconds (writes included) and
+        # how many of its binds failed.
+        self.on_session: Callable[[Decisions, float, int], None] | None = None
         self.engine = Scheduler(conf)
         self.sessions = 0
         self.seconds: dict[str, float] = {"session": 0.0}  # wall seconds, per action and in all
@@ -81,26 +94,38 @@ class SchedulerLoop:
             self.informers.errors.append(f"scheduler: {e}")
             self._dirty = True
             return
-        self.seconds["session"] += time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        self.seconds["session"] += seconds
         for action, seconds in d.action_seconds.items():
             self.seconds[action] = self.seconds.get(action, 0.0) + seconds
         self.last = d
         if d.binds or d.evictions:
             self._dirty = True
-        self._bind(d)
+        failed = self._bind(d)
         self._evict(d)
         self._write_podgroups(d)
         self._write_queues(d)
         self._mark_unschedulable(d)
+        if self.on_session is not None:
+            self.on_session(d, time.perf_counter() - start, failed)
 
-    def _bind(self, d: Decisions) -> None:
+    def _bind(self, d: Decisions) -> int:
+        """Sends the session's binds; returns how many failed."""
         binds = [(*key.split("/", 1), node) for key, node in d.binds.items()]
+        failed = 0
         for (namespace, name, node), result in zip(binds, self.store.bind_many(binds)):
+            if isinstance(result, Exception) and not isinstance(result, StoreError):
+                raise result
+            pod = self.informers.get("Pod", name, namespace)
             if isinstance(result, StoreError):
                 log.info("scheduler: bind of %s/%s to %s failed: %s", namespace, name, node, result)
                 self.engine.forget(f"{namespace}/{name}")
-            elif isinstance(result, Exception):
-                raise result
+                failed += 1
+                if pod is not None:
+                    self._unschedulable(pod, "SchedulerError", f"failed to bind to node {node}: {result}")
+            elif pod is not None:
+                self.recorder.event(pod, "Normal", "Scheduled", f"Successfully assigned {namespace}/{name} to {node}")
+        return failed
 
     def _evict(self, d: Decisions) -> None:
         now = rfc3339(self.clock.now())
@@ -144,21 +169,25 @@ class SchedulerLoop:
                 log.info("scheduler: status of Queue %s not written: %s", name, e)
 
     def _mark_unschedulable(self, d: Decisions) -> None:
-        now = rfc3339(self.clock.now())
         for key, reason in d.unschedulable.items():
             namespace, name = key.split("/", 1)
             pod = self.informers.get("Pod", name, namespace)
-            if pod is None:
-                continue
-            status = pod.get("status") or {}
-            conds = status.get("conditions") or []
-            if any(c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("message") == reason
-                   for c in conds):
-                continue
-            new = [c for c in conds if c.get("type") != "PodScheduled"]
-            new.append({"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                        "message": reason, "lastTransitionTime": now})
-            try:
-                self.store.update_status(dict(pod, status=dict(status, conditions=new)))
-            except StoreError:
-                pass  # the pod changed meanwhile; the next session says it again
+            if pod is not None:
+                self._unschedulable(pod, "Unschedulable", reason)
+
+    def _unschedulable(self, pod: dict, reason: str, message: str) -> None:
+        """PodScheduled=False with `reason` and `message`, and a FailedScheduling Warning,
+        when the pod does not say so already (Volcano's taskUnschedulable)."""
+        status = pod.get("status") or {}
+        conds = status.get("conditions") or []
+        if any(c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason") == reason
+               and c.get("message") == message for c in conds):
+            return
+        new = [c for c in conds if c.get("type") != "PodScheduled"]
+        new.append({"type": "PodScheduled", "status": "False", "reason": reason, "message": message,
+                    "lastTransitionTime": rfc3339(self.clock.now())})
+        try:
+            self.store.update_status(dict(pod, status=dict(status, conditions=new)))
+        except StoreError:
+            return  # the pod changed meanwhile; the next session says it again
+        self.recorder.event(pod, "Warning", "FailedScheduling", message)

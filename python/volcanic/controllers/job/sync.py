@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from volcanic.kube.duration import format_duration
-from volcanic.controllers.events import Recorder
+from volcanic.kube.events import Recorder
 from volcanic.controllers.job import build
 from volcanic.controllers.job.plugins import JobPlugin, PluginError, plugins_of
 from volcanic.controllers.job.plugins.common import task_named

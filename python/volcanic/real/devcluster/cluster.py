@@ -44,13 +44,17 @@ def default_dir() -> Path:
     return cache_root() / "dev-cluster"
 
 
+KWOK_TAINT = {"key": "kwok.x-k8s.io/node", "value": "fake", "effect": "NoSchedule"}
+KWOK_TOLERATION = {"key": "kwok.x-k8s.io/node", "operator": "Exists", "effect": "NoSchedule"}  # pods for kwok nodes
+
+
 def kwok_node(name: str, cpu: str = "32", memory: str = "256Gi", pods: str = "110") -> dict:
     """A Node kwok manages, shaped as Volcano's kwok benchmark nodes."""
     capacity = {"cpu": cpu, "memory": memory, "pods": pods}
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": {"type": "kwok", "kubernetes.io/hostname": name},
                          "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}},
-            "spec": {"taints": [{"key": "kwok.x-k8s.io/node", "value": "fake", "effect": "NoSchedule"}]},
+            "spec": {"taints": [KWOK_TAINT]},
             "status": {"allocatable": capacity, "capacity": capacity}}
 
 

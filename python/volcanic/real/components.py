@@ -1,0 +1,76 @@
+"""Running volcanic's components on a cluster: one per process (`volcanic scheduler`,
+`controller-manager`, `webhook`, what a production Deployment runs) or all three in one
+(`volcanic up`), each under Lease leader election with `--leader-elect`, and one
+`/metrics` + `/healthz` endpoint per process with `--metrics-address`.
+
+When one component stops (a lost Lease, a crash, a signal) the others are stopped too and the
+process exits, non-zero unless it was asked to stop: Kubernetes restarts the whole process,
+as it restarts Volcano's binaries that exit on a lost Lease.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import logging
+import threading
+from typing import Callable
+
+from prometheus_client import CollectorRegistry
+
+from volcanic.real.client import KubeClient
+from volcanic.real.leader import LostLease, run_maybe_elected
+from volcanic.real.serving import Health, serve
+
+log = logging.getLogger("volcanic")
+
+
+@dataclass
+class Component:
+    name: str
+    lease: str | None                      # its Lease under --leader-elect (None: never elected)
+    run: Callable[[threading.Event], None]  # runs until the event is set
+
+
+@dataclass
+class Process:
+    """What the components of one process share."""
+
+    client: KubeClient
+    health: Health
+    registry: CollectorRegistry
+
+    @classmethod
+    def of(cls, client: KubeClient) -> "Process":
+        return cls(client, Health(), CollectorRegistry())
+
+    def run(self, components: list[Component], stop: threading.Event, leader_elect: bool = False,
+            metrics_address: str | None = None) -> int:
+        """Runs the components until `stop` or until one of them ends; returns the exit code."""
+        server = serve(metrics_address, self.registry, self.health) if metrics_address else None
+        failures: list[str] = []
+        stopping = threading.Event()
+
+        def main(c: Component) -> None:
+            try:
+                run_maybe_elected(self.client, c.lease if leader_elect else None, stopping, c.run)
+            except LostLease as e:
+                failures.append(f"{c.name}: {e}")
+            except Exception as e:  # noqa: BLE001 - reported, and the process exits non-zero
+                log.exception("%s failed", c.name)
+                failures.append(f"{c.name}: {type(e).__name__}: {e}")
+            finally:
+                stopping.set()
+
+        threads = [threading.Thread(target=main, args=(c,), name=c.name, daemon=True) for c in components]
+        for t in threads:
+            t.start()
+        while not stopping.wait(0.5):
+            if stop.is_set():
+                stopping.set()
+        for t in threads:
+            t.join(15)
+        if server is not None:
+            server.shutdown()
+        for failure in failures:
+            log.error("%s", failure)
+        return 1 if failures or not stop.is_set() else 0

@@ -1,0 +1,177 @@
+"""`volcanic controller-manager`: Volcano's vc-controller-manager as a kopf operator.
+
+kopf watches what the controllers read (Jobs, Pods, PodGroups, Queues, Commands,
+PriorityClasses, PVCs) and its handlers only hand each object to the same Informers the
+embedded cluster uses. The controllers (job with its plugins and Command handling, PodGroup,
+queue, GC) run unchanged in one thread on the wall clock and write through KubeStore, so the
+logic lives in one place and kopf's handlers are a few lines.
+
+Starting on a full cache (client-go's WaitForCacheSync): kopf holds its event handlers back
+until every resource that has an index handler is listed and each listed object indexed. Each
+kind gets an index handler that feeds the cache, so by the first event handler call the cache
+holds everything that existed at start, and the controllers start then. Index handlers do not
+see deletions; the event handlers deliver every event, and the informers ignore a version
+they already have.
+
+kopf re-lists after a watch expires (410 Gone) without reporting what vanished meanwhile, so
+every RESYNC seconds the cache is compared with a list and an object missing from it whose
+resourceVersion is not newer than the list's is deleted (resourceVersions compared as
+numbers, as etcd gives them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any, Iterable
+
+import kopf
+from prometheus_client import CollectorRegistry
+
+from volcanic.controllers.gc import GarbageCollector
+from volcanic.controllers.job.controller import JobController
+from volcanic.controllers.podgroup import PodGroupController
+from volcanic.controllers.queue import QueueController
+from volcanic.controllers.runtime import INDEXES, Context, Runner
+from volcanic.kube.informers import Informers
+from volcanic.kube.kinds import kind_named
+from volcanic.kube.objects import key_of
+from volcanic.kube.store import Watch
+from volcanic.real.client import KubeClient
+from volcanic.real.clock import WallClock
+from volcanic.real.events import BackgroundEvents
+from volcanic.real.metrics import ControllerMetrics
+from volcanic.real.serving import Health
+from volcanic.real.store import KubeStore
+
+log = logging.getLogger("volcanic.controller-manager")
+
+KINDS = ("Job", "Pod", "PodGroup", "Queue", "Command", "PriorityClass", "PersistentVolumeClaim")
+RESYNC = 300.0
+
+
+class KopfSource:
+    """The `watch` of a Store, fed by kopf's handlers (from kopf's event-loop thread)."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self.client = client
+        self.registry = kopf.OperatorRegistry()
+        self.feed: Watch | None = None
+
+    def watch(self, kinds: Iterable[str]) -> Watch:
+        self.feed = Watch(kinds)
+        for name in kinds:
+            self._register(name)
+        kopf.on.login(registry=self.registry)(self._login)
+        return self.feed
+
+    def _register(self, name: str) -> None:
+        k = kind_named(name)
+        resource = {"group": k.group, "version": k.api_version.rpartition("/")[2], "plural": k.plural}
+        feed = self.feed
+
+        def index(body: kopf.Body, **_: Any) -> None:
+            feed.offer("ADDED", _plain(body, k))
+            return None  # nothing kept in kopf's index: it is here for kopf's listing barrier
+
+        def event(event: dict, **_: Any) -> None:
+            feed.offer(event.get("type") or "ADDED", _plain(event["object"], k))
+            feed.synced.set()
+
+        kopf.index(**resource, id=f"feed-{name}", registry=self.registry)(_async(index))
+        kopf.on.event(**resource, id=f"event-{name}", registry=self.registry)(_async(event))
+
+    def _login(self, **_: Any) -> kopf.ConnectionInfo:
+        """kopf connects with the credentials volcanic found (the --kubeconfig order)."""
+        c = self.client.configuration
+        token = self.client.headers().get("authorization", "").removeprefix("Bearer ").strip() or None
+        return kopf.ConnectionInfo(server=self.client.host, ca_path=c.ssl_ca_cert, insecure=not c.verify_ssl,
+                                   token=token, certificate_path=c.cert_file, private_key_path=c.key_file)
+
+
+def _async(fn):
+    """kopf runs plain functions in a thread pool; these are cheap enough for its loop."""
+    async def handler(**kwargs: Any) -> Any:
+        return fn(**kwargs)
+    return handler
+
+
+def _plain(obj: Any, k: Any) -> dict:
+    out = dict(obj)
+    out.setdefault("kind", k.name)
+    out.setdefault("apiVersion", k.api_version)
+    return out
+
+
+def settings() -> kopf.OperatorSettings:
+    s = kopf.OperatorSettings()
+    s.peering.standalone = True          # one active replica is --leader-elect's job
+    s.scanning.disabled = True           # the kinds are fixed; no CRD or namespace scans
+    s.posting.enabled = False            # the controllers write their own Events
+    s.watching.server_timeout = 300
+    s.watching.client_timeout = 330
+    return s
+
+
+class ControllerManager:
+    """The controllers over kopf's events; run() until stop is set."""
+
+    def __init__(self, store: KubeStore, health: Health | None = None,
+                 registry: CollectorRegistry | None = None) -> None:
+        self.store, self.health = store, health or Health()
+        self.clock = WallClock()
+        self.source = KopfSource(store.client)
+        self.informers = Informers(self.source, KINDS, INDEXES)
+        ctx = Context(store=store, lister=self.informers, clock=self.clock,
+                      extra={"event_sink": BackgroundEvents(store)})
+        self.runner = Runner(self.informers, [JobController(ctx), PodGroupController(ctx),
+                                              QueueController(ctx), GarbageCollector(ctx)], self.clock)
+        self.metrics = ControllerMetrics(registry or CollectorRegistry(), self.runner)
+
+    def run(self, stop: threading.Event) -> None:
+        kopf_stop = threading.Event()
+        thread = threading.Thread(target=self._kopf, args=(kopf_stop,), name="kopf", daemon=True)
+        thread.start()
+        try:
+            log.info("controller-manager: waiting for the caches to sync")
+            while not self.source.feed.synced.wait(0.2):
+                if stop.is_set() or not thread.is_alive():
+                    return
+            log.info("controller-manager: caches synced; controllers started")
+            self.clock.after(RESYNC, self._resync)
+            while not stop.is_set() and thread.is_alive():
+                self.health.beat("controller-manager")
+                self.runner.settle()
+                self._log_errors()
+                self.source.feed.wait(self.clock.run_due())
+        finally:
+            kopf_stop.set()
+            thread.join(5)
+
+    def _kopf(self, stop: threading.Event) -> None:
+        asyncio.run(kopf.operator(registry=self.source.registry, settings=settings(), clusterwide=True,
+                                  standalone=True, stop_flag=stop))
+
+    def _log_errors(self) -> None:
+        for error in self.runner.errors:
+            log.error("controller-manager: %s", error)
+        self.metrics.errors.inc(len(self.runner.errors))
+        self.runner.errors.clear()
+
+    def _resync(self) -> None:
+        """Deletes cached objects a list no longer has (what kopf's re-lists do not report)."""
+        self.clock.after(RESYNC, self._resync)
+        for name in KINDS:
+            items, version = self.store.list_with_version(kind_named(name))
+            present = {key_of(o) for o in items}
+            for obj in self.informers.list(name):
+                if key_of(obj) not in present and _older(obj, version):
+                    self.informers.deliver("DELETED", obj)
+
+
+def _older(obj: dict, version: str) -> bool:
+    try:
+        return int(obj["metadata"].get("resourceVersion") or 0) <= int(version)
+    except ValueError:
+        return False
