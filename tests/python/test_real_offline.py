@@ -4,6 +4,7 @@ of API errors, the manifests, and informers over a re-listing watch."""
 from __future__ import annotations
 
 import base64
+import copy
 import urllib.error
 import urllib.request
 
@@ -160,3 +161,48 @@ def test_health_and_metrics_endpoints():
             assert e.code == 503 and b"stuck: scheduler" in e.read()
     finally:
         server.shutdown()
+
+
+class FakeLeases:
+    """An API server's Lease endpoint: create, get, and update with resourceVersion checks."""
+
+    def __init__(self) -> None:
+        self.lease: dict | None = None
+        self.version = 0
+
+    def request(self, method, path, body=None, query=None, timeout=None, **_):
+        if method == "GET":
+            if self.lease is None:
+                raise NotFound("Lease", "volcano-system", "volcano", "not found")
+            return copy.deepcopy(self.lease)
+        if method == "POST" and self.lease is not None:
+            raise AlreadyExists("Lease", "volcano-system", "volcano", "exists")
+        if method == "PUT" and body["metadata"].get("resourceVersion") != str(self.version):
+            raise Conflict("Lease", "volcano-system", "volcano", "the object has been modified")
+        self.version += 1
+        self.lease = copy.deepcopy(body)
+        self.lease["metadata"]["resourceVersion"] = str(self.version)
+        return copy.deepcopy(self.lease)
+
+
+def test_leader_election_follows_client_gos_rules(monkeypatch):
+    """One holder at a time; a candidate takes a Lease that stopped being renewed only a whole
+    lease after it last saw it change, on its own clock; a released Lease is taken at once
+    (volcanic.real.leader; client-go's tryAcquireOrRenew)."""
+    from volcanic.real import leader
+    clock = [1000.0]
+    monkeypatch.setattr(leader.time, "monotonic", lambda: clock[0])
+    api = FakeLeases()
+    a = leader.LeaderElector(api, "volcano", identity="a")
+    b = leader.LeaderElector(api, "volcano", identity="b")
+    assert a._try() and not b._try()
+    clock[0] += 10
+    assert a._try() and not b._try()          # renewed: b saw it change
+    clock[0] += 14
+    assert not b._try()                        # 14 s since b saw the last renewal
+    clock[0] += 2
+    assert b._try() and api.lease["spec"]["holderIdentity"] == "b"
+    assert api.lease["spec"]["leaseTransitions"] == 1
+    assert not a._try()                        # a sees b's record change: b holds it
+    b._release()
+    assert a._try()                            # handed back: no waiting

@@ -124,6 +124,7 @@ def _cmd_webhook(args: argparse.Namespace) -> int:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     from volcanic.bench import ADMISSION_PRESETS, E2E_PRESETS, run_admission, run_bench, run_e2e
+    from volcanic.bench.real import REAL_PRESETS, run_real
 
     if args.preset in ADMISSION_PRESETS:
         result = run_admission(args.preset)
@@ -137,6 +138,18 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         for path in ("mutate", "validate"):
             print(f"  {path:<9} p50 {result[path]['p50_ms']} ms, p99 {result[path]['p99_ms']} ms")
         print(f"  answers   {result['patched']} patched, {result['denied']} denied, {result['errors']} errors")
+        return 0
+    if args.preset in REAL_PRESETS:
+        result = run_real(args.preset, floor=args.floor, log=lambda s: print(s, file=sys.stderr))
+        if args.json:
+            print(json.dumps(result))
+            return 0
+        print(f"preset {result['preset']}: Volcano's gang benchmark on a dev cluster ({result['cores']} cores)")
+        for r in result["sizes"]:
+            floor = (f"; floor {r['floor_bound_s']:.2f} s, ratio {r['ratio_to_floor']}"
+                     if "floor_bound_s" in r else "")
+            print(f"  {r['jobs']} jobs, {r['pods']} pods on {r['nodes']} nodes: last bound {r['last_bound_s']:.2f} s, "
+                  f"last Running {r['last_running_s']:.2f} s, {r['binds_per_s']} binds/s{floor}")
         return 0
     if args.preset in E2E_PRESETS:
         result = run_e2e(args.preset, seed=args.seed)
@@ -186,9 +199,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the decisions as JSON")
     s.set_defaults(func=_cmd_schedule)
     b = sub.add_parser("bench", help="time one session on a synthetic cluster")
-    b.add_argument("--preset", choices=["small", "medium", "large", "e2e-small", "e2e-medium", "admission"],
+    b.add_argument("--preset", choices=["small", "medium", "large", "e2e-small", "e2e-medium", "admission",
+                                        "real-gang", "real-gang-small"],
                    default="medium", help="small/medium/large: one session; e2e-*: a whole workload in the "
-                   "embedded cluster; admission: the HTTPS admission webhook")
+                   "embedded cluster; admission: the HTTPS admission webhook; real-gang*: Volcano's gang "
+                   "benchmark on a dev cluster (docs/benchmark.md)")
+    b.add_argument("--floor", metavar="DIR", help="real-gang*: apiserver-floor's directory; measure the API "
+                   "server's floor first and report the ratio to it")
     b.add_argument("--seed", type=int, default=1)
     b.add_argument("--plugin", action="append", metavar="FILE",
                    help="a Python file that registers scheduler plugins (e.g. examples/binpack_plugin.py); "

@@ -24,6 +24,20 @@ def _job_of_pod(pod: Obj) -> Iterable[str]:
     return [f"{pod['metadata']['namespace']}/{job}"] if job else []
 
 
+def _restarted_task_of_pod(pod: Obj) -> Iterable[str]:
+    """"ns/job/task" for a Pending or Running pod of a Volcano Job with a restarted container:
+    the job controller sums their restarts on every pod update (its TaskFailed check), and most
+    tasks have none, so the sum is over this index and not over all the task's pods."""
+    status = pod.get("status") or {}
+    if status.get("phase") not in ("Pending", "Running"):
+        return []
+    containers = (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])
+    if not any(isinstance(c.get("restartCount"), int) and c["restartCount"] > 0 for c in containers):
+        return []
+    task = (pod["metadata"].get("annotations") or {}).get(keys.TASK_SPEC)
+    return [f"{job}/{task}" for job in _job_of_pod(pod)] if isinstance(task, str) else []
+
+
 def _parent_of_queue(q: Obj) -> Iterable[str]:
     if q["metadata"]["name"] == "root":
         return []
@@ -40,6 +54,7 @@ def _node_of_pod(pod: Obj) -> Iterable[str]:
 INDEXES: Indexes = {
     ("Pod", "job"): _job_of_pod,          # "ns/job" of a Volcano Job's pods
     ("Pod", "node"): _node_of_pod,
+    ("Pod", "restarted-task"): _restarted_task_of_pod,  # "ns/job/task" of pods with restarts
     ("Queue", "parent"): _parent_of_queue,
 }
 

@@ -1,12 +1,15 @@
 """Events sent in the background, as client-go's event broadcaster sends them: recording one
-never waits for the API server, and when QUEUE events are already waiting a new one is
-dropped (and counted) rather than slowing scheduling or the controllers down."""
+never waits for the API server; they are sent at most QPS a second (bursts of BURST), the
+rate limit client-go's clients put on a component's requests, so a burst of thousands of
+"Scheduled" events trails the binds instead of competing with them; and when QUEUE events
+are already waiting a new one is dropped (and counted), as the broadcaster drops them."""
 
 from __future__ import annotations
 
 import logging
 import queue
 import threading
+import time
 
 from volcanic.kube.errors import StoreError
 from volcanic.kube.objects import Obj
@@ -15,7 +18,8 @@ from volcanic.real.store import KubeStore
 log = logging.getLogger(__name__)
 
 QUEUE = 1000
-SENDERS = 4
+QPS, BURST = 50.0, 100
+SENDERS = 2
 
 
 class BackgroundEvents:
@@ -25,6 +29,8 @@ class BackgroundEvents:
         self.store = store
         self.dropped = 0
         self._queue: queue.Queue[Obj] = queue.Queue(QUEUE)
+        self._tokens, self._refilled = float(BURST), time.monotonic()
+        self._lock = threading.Lock()
         for i in range(SENDERS):
             threading.Thread(target=self._send, name=f"events-{i}", daemon=True).start()
 
@@ -35,9 +41,23 @@ class BackgroundEvents:
             self.dropped += 1
         return event
 
+    def _take(self) -> None:
+        """Waits for a token of the QPS/BURST bucket."""
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                self._tokens = min(BURST, self._tokens + (now - self._refilled) * QPS)
+                self._refilled = now
+                if self._tokens >= 1:
+                    self._tokens -= 1
+                    return
+                wait = (1 - self._tokens) / QPS
+            time.sleep(wait)
+
     def _send(self) -> None:
         while True:
             event = self._queue.get()
+            self._take()
             try:
                 self.store.create(event)
             except StoreError as e:

@@ -206,8 +206,8 @@ class JobController(Controller):
         max_retry = _count(task.get("maxRetry")) or 3
         if max_retry == -1:
             return False
-        restarts = sum(_count(c.get("restartCount"))
-                       for p in self._task_pods(req) if _phase(p) in ("Running", "Pending")
+        restarted = self.ctx.lister.by_index("Pod", "restarted-task", f"{req.job_key}/{req.task_name}")
+        restarts = sum(_count(c.get("restartCount")) for p in restarted
                        for c in ((p.get("status") or {}).get("initContainerStatuses") or [])
                        + ((p.get("status") or {}).get("containerStatuses") or []))
         return restarts >= max_retry

@@ -1,0 +1,167 @@
+"""`volcanic bench --preset real-gang`: Volcano's gang benchmark (benchmark/testcases/gang in
+volcano-sh/volcano) on a real API server.
+
+A dev cluster of kwok nodes (32 CPU / 256 Gi, label type=kwok, kwok's taint) on this machine;
+`volcanic scheduler` and `volcanic controller-manager` as separate processes, as their
+Deployments run them; Volcano Jobs of 100 replicas, minAvailable 100, 1 CPU / 1 Gi each,
+nodeSelector type: kwok and the kwok toleration, all created at once. Sizes: 10 jobs on 100
+nodes, then 100 jobs on 1,000 nodes. Reported per size, from the first Job create: the last
+pod bound, the last pod Running (kwok), binds per second.
+
+With `floor` (the path of ../shared/tools/apiserver-floor), the API server's own floor for the
+same pods on the same cluster is measured first (median t_bound of 3 repeats) and volcanic's
+time reported as a ratio to it: the machines vary up to 3x between runs, the ratio does not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any, Callable
+
+from volcanic.kube.store import Watch
+from volcanic.real.client import KubeClient
+from volcanic.real.devcluster.cluster import KWOK_TOLERATION, DevCluster, kwok_node
+from volcanic.real.install import install
+from volcanic.real.store import KubeStore
+
+# preset -> [(nodes, jobs, floor preset)]; every job has REPLICAS pods
+REAL_PRESETS = {"real-gang": [(100, 10, "small"), (1000, 100, "medium")],
+                "real-gang-small": [(100, 10, "small")]}
+REPLICAS = 100
+NAMESPACE = "gang-bench"
+
+
+def gang_job(i: int) -> dict[str, Any]:
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+            "metadata": {"name": f"gang-{i:04d}", "namespace": NAMESPACE},
+            "spec": {"schedulerName": "volcano", "queue": "default", "minAvailable": REPLICAS,
+                     "tasks": [{"name": "task", "replicas": REPLICAS, "template": {"spec": {
+                         "nodeSelector": {"type": "kwok"}, "tolerations": [KWOK_TOLERATION],
+                         "containers": [{"name": "c", "image": "nginx",
+                                         "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}}]}}
+
+
+class PodTimes(Watch):
+    """A watch of pods that stamps when each pod is first seen bound and first seen Running."""
+
+    def __init__(self) -> None:
+        super().__init__(["Pod"])
+        self.bound: dict[str, float] = {}
+        self.running: dict[str, float] = {}
+
+    def offer(self, event: str, obj: dict) -> None:
+        now = time.time()
+        name = obj["metadata"]["name"]
+        if obj.get("spec", {}).get("nodeName"):
+            self.bound.setdefault(name, now)
+        if (obj.get("status") or {}).get("phase") == "Running":
+            self.running.setdefault(name, now)
+
+
+def run_real(preset: str, floor: str | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
+    sizes = REAL_PRESETS[preset]
+    results = []
+    with tempfile.TemporaryDirectory(prefix="volcanic-bench-") as directory:
+        cluster = DevCluster(directory)
+        cluster.up(0, log=log)
+        try:
+            client = KubeClient(str(cluster.kubeconfig))
+            install(client, log=lambda _: None)
+            store = KubeStore(client, workers=64)
+            for nodes, jobs, floor_preset in sizes:
+                _ensure_nodes(store, nodes)
+                floor_s = _floor(floor, cluster, floor_preset, log) if floor else None
+                results.append(_measure(cluster, store, nodes, jobs, floor_s, log))
+            store.close()
+        finally:
+            cluster.down()
+    return {"preset": preset, "cores": os.cpu_count(), "sizes": results}
+
+
+def _ensure_nodes(store: KubeStore, count: int) -> None:
+    have = {n["metadata"]["name"] for n in store.list("Node")}
+    missing = [kwok_node(f"kwok-node-{i}") for i in range(count) if f"kwok-node-{i}" not in have]
+    for result in store.create_many(missing):
+        if isinstance(result, Exception):
+            raise result
+    deadline = time.monotonic() + 120
+    while sum(_ready(n) for n in store.list("Node")) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"bench: {count} kwok nodes not Ready after 120 s")
+        time.sleep(0.5)
+
+
+def _ready(node: dict) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (node.get("status") or {}).get("conditions") or [])
+
+
+def _floor(path: str, cluster: DevCluster, preset: str, log: Callable[[str], None]) -> float:
+    """The median t_bound of apiserver-floor's repeats on this cluster."""
+    log(f"apiserver-floor --preset {preset} --repeat 3 ...")
+    out = subprocess.run(["go", "run", ".", "--kubeconfig", str(cluster.kubeconfig), "--preset", preset,
+                          "--repeat", "3"], cwd=path, capture_output=True, text=True, check=True).stdout
+    return statistics.median(json.loads(line)["t_bound"] for line in out.splitlines() if line.startswith("{"))
+
+
+def _measure(cluster: DevCluster, store: KubeStore, nodes: int, jobs: int, floor_s: float | None,
+             log: Callable[[str], None]) -> dict[str, Any]:
+    pods = jobs * REPLICAS
+    log(f"{jobs} jobs x {REPLICAS} pods on {nodes} nodes ...")
+    store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+    procs = [_volcanic(cluster, "scheduler"), _volcanic(cluster, "controller-manager")]
+    try:
+        times = PodTimes()
+        watch_store = KubeStore(store.client)
+        _reflect(watch_store, times)
+        time.sleep(3.0)  # both components synced
+        start = time.time()
+        for result in store.create_many([gang_job(i) for i in range(jobs)]):
+            if isinstance(result, Exception):
+                raise result
+        created = time.time() - start
+        deadline = time.monotonic() + 600
+        while len(times.running) < pods:
+            if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                raise RuntimeError(f"bench: {len(times.bound)} of {pods} pods bound, {len(times.running)} running")
+            time.sleep(0.05)
+        watch_store.close()
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait(15)
+        store.delete("Namespace", NAMESPACE)
+        _wait_gone(store, NAMESPACE)
+    bound_s = max(times.bound.values()) - start
+    result = {"nodes": nodes, "jobs": jobs, "pods": pods, "jobs_created_s": round(created, 3),
+              "last_bound_s": round(bound_s, 3), "last_running_s": round(max(times.running.values()) - start, 3),
+              "binds_per_s": round(pods / bound_s, 1)}
+    if floor_s is not None:
+        result.update(floor_bound_s=round(floor_s, 3), ratio_to_floor=round(bound_s / floor_s, 2))
+    return result
+
+
+def _reflect(store: KubeStore, times: PodTimes) -> None:
+    """Pods of NAMESPACE into `times` (a reflector, as the scheduler's)."""
+    from volcanic.kube.kinds import kind_named
+    from volcanic.real.store import Reflector
+    threading.Thread(target=Reflector(store, kind_named("Pod"), times, None).run, daemon=True).start()
+
+
+def _volcanic(cluster: DevCluster, command: str) -> subprocess.Popen:
+    log = open(os.path.join(cluster.dir, f"bench-{command}.log"), "ab")
+    return subprocess.Popen([sys.executable, "-m", "volcanic.cli.main", command, "--kubeconfig",
+                             str(cluster.kubeconfig)], stdout=log, stderr=subprocess.STDOUT)
+
+
+def _wait_gone(store: KubeStore, namespace: str) -> None:
+    deadline = time.monotonic() + 300
+    while store.get("Namespace", namespace) is not None and time.monotonic() < deadline:
+        time.sleep(0.5)
