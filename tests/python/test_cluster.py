@@ -210,7 +210,10 @@ def test_scheduler_writes_podgroup_status_and_queue_allocation(cluster):
 
 
 def test_a_failed_bind_is_forgotten_and_retried(cluster):
-    """Scheduler loop: a bind that fails (the pod was bound meanwhile) is dropped."""
+    """A bind that fails is handled as Volcano's SchedulerCache.Bind (pkg/scheduler/cache/
+    cache.go): a FailedScheduling Warning and PodScheduled=False/SchedulerError on the pod,
+    the task resynced (forgotten), and placed again by a later session; a bind that succeeds
+    is recorded as a Scheduled Event."""
     from volcanic.kube.errors import Conflict
     cluster.apply([node("n1"), pod("p")])
     real_bind, tries = cluster.api.bind, []
@@ -222,9 +225,16 @@ def test_a_failed_bind_is_forgotten_and_retried(cluster):
         return real_bind(namespace, name, node_name)
     cluster.api.bind = flaky_bind
     cluster.run(0)
-    assert "nodeName" not in cluster.get("Pod", "p")["spec"]
+    p = cluster.get("Pod", "p")
+    assert "nodeName" not in p["spec"]
+    cond = next(c for c in p["status"]["conditions"] if c["type"] == "PodScheduled")
+    assert (cond["status"], cond["reason"]) == ("False", "SchedulerError")
+    assert cond["message"] == "failed to bind to node n1: the API server said no"
+    events = lambda reason: [e["message"] for e in cluster.list("Event") if e["reason"] == reason]
+    assert events("FailedScheduling") == ["failed to bind to node n1: the API server said no"]
     cluster.run(1)
     assert tries == [0, 1] and cluster.get("Pod", "p")["spec"]["nodeName"] == "n1"
+    assert events("Scheduled") == ["Successfully assigned default/p to n1"]
 
 
 def test_delete_cascades_to_owned_objects(cluster):
