@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import threading
+from urllib.parse import urlparse
 
 
 def _client(args: argparse.Namespace):
@@ -109,8 +110,10 @@ def _cmd_up(args: argparse.Namespace) -> int:
     client = _client(args)
     if not installed(client):
         install(client, log=lambda s: print(s, file=sys.stderr))
+    # Outside a cluster the API server calls the webhook on this machine; in a pod, through
+    # the Service (`install --print --all` has one).
     url = args.webhook_url or (None if os.environ.get("KUBERNETES_SERVICE_HOST") else "https://127.0.0.1:8443")
-    port = url.rsplit(":", 1)[1].split("/")[0] if url and url.count(":") == 2 else "8443"
+    port = (urlparse(url).port if url else None) or 8443
     return _run(args, lambda process, store: [
         _scheduler(process, store, args), _controller_manager(process, store, args),
         _webhook(process, store, args, f"0.0.0.0:{port}", url, register=True)])
