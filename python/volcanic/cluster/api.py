@@ -89,6 +89,9 @@ class EmbeddedApi:
     def bind_many(self, binds: list[tuple[str, str, str]]) -> list[Obj | Exception]:
         return one_by_one(self.bind, binds)
 
+    def update_status_many(self, objs: list[Obj]) -> list[Obj | Exception]:
+        return one_by_one(self.update_status, objs)
+
     def bind(self, namespace: str, name: str, node: str) -> Obj:
         return self.store.bind(namespace, name, node)
 

@@ -160,6 +160,9 @@ class MemoryStore:
     def bind_many(self, binds: list[tuple[str, str, str]]) -> list[Obj | Exception]:
         return one_by_one(self.bind, binds)
 
+    def update_status_many(self, objs: list[Obj]) -> list[Obj | Exception]:
+        return one_by_one(self.update_status, objs)
+
     def bind(self, namespace: str, name: str, node: str) -> Obj:
         kind = KINDS["Pod"]
         key = self._key(kind, name, namespace)

@@ -6,15 +6,15 @@ embedded cluster uses. The controllers (job with its plugins and Command handlin
 queue, GC) run unchanged in one thread on the wall clock and write through KubeStore, so the
 logic lives in one place and kopf's handlers are a few lines.
 
-Starting on a full cache (client-go's WaitForCacheSync): kopf holds its event handlers back
-until every resource that has an index handler is listed and each listed object indexed. Each
-kind gets an index handler that feeds the cache, so by the first event handler call the cache
-holds everything that existed at start, and the controllers start then. Index handlers do not
-see deletions; the event handlers deliver every event, and the informers ignore a version
-they already have.
+Starting on a full cache (client-go's WaitForCacheSync): before kopf starts, each kind is
+listed once and every object handed to the informers, then the controllers start; kopf's own
+first listing and every later event follow, and the informers ignore a version they already
+have. (kopf's index handlers would give the same barrier, at the cost of a second trip through
+kopf's machinery for every event: a quarter of the controller-manager's time.)
 
-kopf re-lists after a watch expires (410 Gone) without reporting what vanished meanwhile, so
-every RESYNC seconds the cache is compared with a list and an object missing from it whose
+kopf re-lists after a watch expires (410 Gone) without reporting what vanished meanwhile, and
+an object deleted between the first list and kopf's is not reported either, so every RESYNC
+seconds the cache is compared with a list and an object missing from it whose
 resourceVersion is not newer than the list's is deleted (resourceVersions compared as
 numbers, as etcd gives them).
 """
@@ -34,11 +34,11 @@ from volcanic.controllers.job.controller import JobController
 from volcanic.controllers.podgroup import PodGroupController
 from volcanic.controllers.queue import QueueController
 from volcanic.controllers.runtime import INDEXES, Context, Runner
+from volcanic.kube.errors import StoreError
 from volcanic.kube.informers import Informers
 from volcanic.kube.kinds import kind_named
 from volcanic.kube.objects import key_of
 from volcanic.kube.store import Watch
-from volcanic.real.client import KubeClient
 from volcanic.real.clock import WallClock
 from volcanic.real.events import BackgroundEvents
 from volcanic.real.metrics import ControllerMetrics
@@ -52,10 +52,12 @@ RESYNC = 300.0
 
 
 class KopfSource:
-    """The `watch` of a Store, fed by kopf's handlers (from kopf's event-loop thread)."""
+    """The `watch` of a Store, fed by kopf's handlers (from kopf's event-loop thread) after
+    prime() has listed what exists."""
 
-    def __init__(self, client: KubeClient) -> None:
-        self.client = client
+    def __init__(self, store: KubeStore) -> None:
+        self.store = store
+        self.client = store.client
         self.registry = kopf.OperatorRegistry()
         self.feed: Watch | None = None
 
@@ -66,21 +68,22 @@ class KopfSource:
         kopf.on.login(registry=self.registry)(self._login)
         return self.feed
 
+    def prime(self) -> None:
+        """Offers every existing object of the watched kinds, then marks the feed synced."""
+        for name in sorted(self.feed.kinds):
+            for obj in self.store.list(name):
+                self.feed.offer("ADDED", obj)
+        self.feed.synced.set()
+
     def _register(self, name: str) -> None:
         k = kind_named(name)
         resource = {"group": k.group, "version": k.api_version.rpartition("/")[2], "plural": k.plural}
         feed = self.feed
 
-        def index(body: kopf.Body, **_: Any) -> None:
-            feed.offer("ADDED", _plain(body, k))
-            return None  # nothing kept in kopf's index: it is here for kopf's listing barrier
-
-        def event(event: dict, **_: Any) -> None:
+        async def event(event: dict, **_: Any) -> None:  # cheap enough for kopf's loop
             feed.offer(event.get("type") or "ADDED", _plain(event["object"], k))
-            feed.synced.set()
 
-        kopf.index(**resource, id=f"feed-{name}", registry=self.registry)(_async(index))
-        kopf.on.event(**resource, id=f"event-{name}", registry=self.registry)(_async(event))
+        kopf.on.event(**resource, id=f"event-{name}", registry=self.registry)(event)
 
     def _login(self, **_: Any) -> kopf.ConnectionInfo:
         """kopf connects with the credentials volcanic found (the --kubeconfig order)."""
@@ -88,13 +91,6 @@ class KopfSource:
         token = self.client.headers().get("authorization", "").removeprefix("Bearer ").strip() or None
         return kopf.ConnectionInfo(server=self.client.host, ca_path=c.ssl_ca_cert, insecure=not c.verify_ssl,
                                    token=token, certificate_path=c.cert_file, private_key_path=c.key_file)
-
-
-def _async(fn):
-    """kopf runs plain functions in a thread pool; these are cheap enough for its loop."""
-    async def handler(**kwargs: Any) -> Any:
-        return fn(**kwargs)
-    return handler
 
 
 def _plain(obj: Any, k: Any) -> dict:
@@ -137,7 +133,7 @@ class ControllerManager:
                  registry: CollectorRegistry | None = None) -> None:
         self.store, self.health = store, health or Health()
         self.clock = WallClock()
-        self.source = KopfSource(store.client)
+        self.source = KopfSource(store)
         self.informers = Informers(self.source, KINDS, INDEXES)
         ctx = Context(store=store, lister=self.informers, clock=self.clock,
                       extra={"event_sink": BackgroundEvents(store)})
@@ -146,14 +142,13 @@ class ControllerManager:
         self.metrics = ControllerMetrics(registry or CollectorRegistry(), self.runner)
 
     def run(self, stop: threading.Event) -> None:
+        log.info("controller-manager: listing what exists")
+        if not self._prime(stop):
+            return
         kopf_stop = threading.Event()
         thread = threading.Thread(target=self._kopf, args=(kopf_stop,), name="kopf", daemon=True)
         thread.start()
         try:
-            log.info("controller-manager: waiting for the caches to sync")
-            while not self.source.feed.synced.wait(0.2):
-                if stop.is_set() or not thread.is_alive():
-                    return
             log.info("controller-manager: caches synced; controllers started")
             self.clock.after(RESYNC, self._resync)
             while not stop.is_set() and thread.is_alive():
@@ -164,6 +159,20 @@ class ControllerManager:
         finally:
             kopf_stop.set()
             thread.join(5)
+
+    def _prime(self, stop: threading.Event) -> bool:
+        """Lists every kind into the informers, retrying while the API server is unavailable;
+        False if stopped first."""
+        failures = 0
+        while not stop.is_set():
+            try:
+                self.source.prime()
+                return True
+            except StoreError as e:
+                failures += 1
+                log.warning("controller-manager: listing failed (%s); retrying", e)
+                stop.wait(min(0.2 * 2 ** min(failures, 5), 5.0))
+        return False
 
     def _kopf(self, stop: threading.Event) -> None:
         asyncio.run(kopf.operator(registry=self.source.registry, settings=settings(), clusterwide=True,

@@ -80,6 +80,9 @@ class KubeStore:
     def bind_many(self, binds: list[tuple[str, str, str]]) -> list[Obj | Exception]:
         return self._concurrently(self.bind, binds)
 
+    def update_status_many(self, objs: list[Obj]) -> list[Obj | Exception]:
+        return self._concurrently(self.update_status, objs)
+
     def _concurrently(self, fn, items: list) -> list[Obj | Exception]:
         if len(items) <= 1:
             return one_by_one(fn, items)

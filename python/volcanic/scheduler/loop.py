@@ -6,6 +6,11 @@ embedded cluster (on its virtual clock) and as `volcanic scheduler` on a real AP
   delete; nothing is re-listed per cycle.
 - A cycle with nothing new since a session that decided nothing is skipped: the engine is
   deterministic, so that session would decide the same nothing again.
+- With `settle` (seconds), a session also starts once the watch has brought nothing new for
+  that long, instead of waiting out the period: a Job's pods are bound a moment after the last
+  one is created, not up to a period later. While the cluster keeps changing, sessions keep
+  Volcano's cadence. Without it (the embedded cluster's default) sessions run only every
+  period, as Volcano's do.
 - Binds go through the pods/binding call (spec.nodeName and PodScheduled), each recorded as
   a "Scheduled" Event on the pod as Volcano's cache records it. A failed bind is as in
   Volcano's SchedulerCache.Bind (pkg/scheduler/cache/cache.go): the pod gets a
@@ -20,6 +25,7 @@ embedded cluster (on its virtual clock) and as `volcanic scheduler` on a real AP
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 import logging
 import time
 from typing import Any, Callable
@@ -29,7 +35,7 @@ from volcanic.kube.clock import Clock, rfc3339
 from volcanic.kube.errors import StoreError
 from volcanic.kube.events import Recorder
 from volcanic.kube.informers import Handler, Informers
-from volcanic.kube.objects import clone
+from volcanic.kube.objects import clone, key_of
 from volcanic.kube.store import Store
 from volcanic.scheduler.engine import SCHEDULER_KINDS, Decisions, Scheduler
 
@@ -40,8 +46,11 @@ SCHEDULER_COMPONENT = "volcano"  # Volcano's scheduler names its event source af
 
 class SchedulerLoop:
     def __init__(self, store: Store, informers: Informers, clock: Clock, conf: Any, period: float = 1.0,
-                 recorder: Recorder | None = None) -> None:
+                 recorder: Recorder | None = None, settle: float | None = None) -> None:
         self.store, self.informers, self.clock, self.period = store, informers, clock, period
+        self.settle = settle
+        self._settling = False  # a settle check is queued on the clock
+        self._changed_at = self._session_at = float("-inf")
         self.recorder = recorder or Recorder(store, clock.now, SCHEDULER_COMPONENT)
         # Called after each session with its decisions, its wall seconds (writes included) and
         # how many of its binds failed.
@@ -66,24 +75,47 @@ class SchedulerLoop:
         self.engine = engine
         self._dirty = True
 
-    def _upsert(self, obj: dict) -> None:
+    def _changed(self) -> None:
         self._dirty = True
+        if self.settle is None:
+            return
+        self._changed_at = self.clock.now()
+        if not self._settling:
+            self._settling = True
+            self.clock.after(self.settle, self._settled)
+
+    def _settled(self) -> None:
+        """A session once nothing changed for `settle` seconds since the last change and the
+        last session; checked again later while changes keep coming."""
+        quiet_from = max(self._changed_at, self._session_at) + self.settle
+        if self._dirty and self.clock.now() < quiet_from:
+            self.clock.after(quiet_from - self.clock.now(), self._settled)
+            return
+        self._settling = False
+        self._session()
+
+    def _upsert(self, obj: dict) -> None:
+        self._changed()
         try:
             self.engine.upsert(obj)
         except ValueError as e:  # a malformed object: the engine keeps what it had
             self.informers.errors.append(f"scheduler: {e}")
 
     def _delete(self, obj: dict) -> None:
-        self._dirty = True
+        self._changed()
         meta = obj["metadata"]
         self.engine.delete(obj["kind"], meta["name"], meta.get("namespace"))
 
     def _cycle(self) -> None:
         self.clock.after(self.period, self._cycle)
+        self._session()
+
+    def _session(self) -> None:
         self.informers.pump()
         if not self._dirty:
             return
         self._dirty = False
+        self._session_at = self.clock.now()
         self.sessions += 1
         start = time.perf_counter()
         try:
@@ -103,16 +135,15 @@ class SchedulerLoop:
             self._dirty = True
         failed = self._bind(d)
         self._evict(d)
-        self._write_podgroups(d)
-        self._write_queues(d)
-        self._mark_unschedulable(d)
+        self._write_statuses(d, failed)
         if self.on_session is not None:
-            self.on_session(d, time.perf_counter() - start, failed)
+            self.on_session(d, time.perf_counter() - start, len(failed))
 
-    def _bind(self, d: Decisions) -> int:
-        """Sends the session's binds; returns how many failed."""
+    def _bind(self, d: Decisions) -> list[tuple[dict | None, str]]:
+        """Sends the session's binds; returns the pods whose bind failed (None for a pod no
+        longer cached), each with why."""
         binds = [(*key.split("/", 1), node) for key, node in d.binds.items()]
-        failed = 0
+        failed = []
         for (namespace, name, node), result in zip(binds, self.store.bind_many(binds)):
             if isinstance(result, Exception) and not isinstance(result, StoreError):
                 raise result
@@ -120,9 +151,7 @@ class SchedulerLoop:
             if isinstance(result, StoreError):
                 log.info("scheduler: bind of %s/%s to %s failed: %s", namespace, name, node, result)
                 self.engine.forget(f"{namespace}/{name}")
-                failed += 1
-                if pod is not None:
-                    self._unschedulable(pod, "SchedulerError", f"failed to bind to node {node}: {result}")
+                failed.append((pod, f"failed to bind to node {node}: {result}"))
             elif pod is not None:
                 self.recorder.event(pod, "Normal", "Scheduled", f"Successfully assigned {namespace}/{name} to {node}")
         return failed
@@ -147,47 +176,50 @@ class SchedulerLoop:
                 log.info("scheduler: eviction of %s failed: %s", key, e)
                 self.engine.forget(key)
 
-    def _write_podgroups(self, d: Decisions) -> None:
+    def _write_statuses(self, d: Decisions, failed_binds: list[tuple[dict | None, str]]) -> None:
+        """PodGroup and Queue status and the PodScheduled=False conditions, sent as one
+        concurrent batch (Volcano's job updater writes them from 16 workers); a write that
+        fails (the object changed meanwhile) is made again by the next session that decides it."""
+        writes: list[_StatusWrite] = []
         for key, status in d.podgroups.items():
             namespace, name = key.split("/", 1)
             pg = self.informers.get("PodGroup", name, namespace)
-            if pg is None:
-                continue
-            try:
-                self.store.update_status(dict(pg, status=dict(pg.get("status") or {}, **status)))
-            except StoreError as e:
-                log.info("scheduler: status of PodGroup %s not written: %s", key, e)
-
-    def _write_queues(self, d: Decisions) -> None:
+            if pg is not None:
+                writes.append(_StatusWrite(dict(pg, status=dict(pg.get("status") or {}, **status))))
         for name, status in d.queues.items():
             q = self.informers.get("Queue", name)
-            if q is None:
-                continue
-            try:
-                self.store.update_status(dict(q, status=dict(q.get("status") or {}, allocated=status["allocated"])))
-            except StoreError as e:
-                log.info("scheduler: status of Queue %s not written: %s", name, e)
-
-    def _mark_unschedulable(self, d: Decisions) -> None:
-        for key, reason in d.unschedulable.items():
+            if q is not None:
+                writes.append(_StatusWrite(dict(q, status=dict(q.get("status") or {}, allocated=status["allocated"]))))
+        unschedulable = [(pod, "SchedulerError", message) for pod, message in failed_binds if pod is not None]
+        for key, message in d.unschedulable.items():
             namespace, name = key.split("/", 1)
             pod = self.informers.get("Pod", name, namespace)
             if pod is not None:
-                self._unschedulable(pod, "Unschedulable", reason)
+                unschedulable.append((pod, "Unschedulable", message))
+        writes += [w for w in (self._unschedulable(*u) for u in unschedulable) if w is not None]
+        for write, result in zip(writes, self.store.update_status_many([w.obj for w in writes])):
+            if isinstance(result, Exception) and not isinstance(result, StoreError):
+                raise result
+            if isinstance(result, StoreError):
+                log.info("scheduler: status of %s %s not written: %s", write.obj["kind"], key_of(write.obj), result)
+            elif write.warning is not None:
+                self.recorder.event(write.obj, "Warning", "FailedScheduling", write.warning)
 
-    def _unschedulable(self, pod: dict, reason: str, message: str) -> None:
-        """PodScheduled=False with `reason` and `message`, and a FailedScheduling Warning,
-        when the pod does not say so already (Volcano's taskUnschedulable)."""
+    def _unschedulable(self, pod: dict, reason: str, message: str) -> "_StatusWrite | None":
+        """PodScheduled=False with `reason` and `message`, and a FailedScheduling Warning once
+        written, unless the pod says so already (Volcano's taskUnschedulable)."""
         status = pod.get("status") or {}
         conds = status.get("conditions") or []
         if any(c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason") == reason
                and c.get("message") == message for c in conds):
-            return
+            return None
         new = [c for c in conds if c.get("type") != "PodScheduled"]
         new.append({"type": "PodScheduled", "status": "False", "reason": reason, "message": message,
                     "lastTransitionTime": rfc3339(self.clock.now())})
-        try:
-            self.store.update_status(dict(pod, status=dict(status, conditions=new)))
-        except StoreError:
-            return  # the pod changed meanwhile; the next session says it again
-        self.recorder.event(pod, "Warning", "FailedScheduling", message)
+        return _StatusWrite(dict(pod, status=dict(status, conditions=new)), warning=message)
+
+
+@dataclass
+class _StatusWrite:
+    obj: dict                   # the object with the status to write
+    warning: str | None = None  # a FailedScheduling Warning to record once it is written
