@@ -119,7 +119,7 @@ class Cluster:
     """An embedded Volcano cluster; see docs/cluster.md."""
 
     def __init__(self, conf: Any = None, schedule_period: float = 1.0,
-                 admission: AdmissionChain | None = None) -> None:
+                 admission: AdmissionChain | None = None, settle: float | None = None) -> None:
         from volcanic.controllers.gc import GarbageCollector
         from volcanic.controllers.job.controller import JobController
         from volcanic.controllers.podgroup import PodGroupController
@@ -127,6 +127,8 @@ class Cluster:
 
         if not schedule_period > 0:
             raise ValueError(f"schedule_period: must be positive, got {schedule_period!r}")
+        if settle is not None and not settle > 0:
+            raise ValueError(f"settle: must be positive or None, got {settle!r}")
         self._clock = VirtualClock()
         self._store = MemoryStore(clock=self._clock.now)
         self.api = EmbeddedApi(self._store, admission if admission is not None else volcano_chain(AdmissionConf(scheduler_names=(SCHEDULER_NAME,))))
@@ -135,7 +137,8 @@ class Cluster:
         self.informers = Informers(self.api, KINDS, INDEXES)
         ctx = Context(store=self.api, lister=self.informers, clock=self._clock,
                       scheduler_names=(SCHEDULER_NAME,))
-        self.scheduler = SchedulerLoop(self.api, self.informers, self._clock, _load_conf(conf), schedule_period)
+        self.scheduler = SchedulerLoop(self.api, self.informers, self._clock, _load_conf(conf), schedule_period,
+                                       settle=settle)
         controllers = [JobController(ctx), PodGroupController(ctx), QueueController(ctx),
                        GarbageCollector(ctx), Kubelets(ctx)]
         self.controllers = {c.name: c for c in controllers}

@@ -2,7 +2,8 @@
 
 The same SchedulerLoop as the embedded cluster's, on the wall clock: informers fed by
 list+watch of the kinds the engine reads (re-listing on 410 Gone and after disconnects),
-one session per period once the caches are synced, binds through pods/binding (sent
+one session per period once the caches are synced (and one as soon as the watch has been
+quiet for `settle` seconds, so new work waits a fraction of a period), binds through pods/binding (sent
 concurrently), evictions, PodGroup and Queue status, PodScheduled=False conditions, Events
 (sent in the background) and Volcano's scheduler metrics. A failed bind is handled as
 Volcano's cache does (see volcanic.scheduler.loop).
@@ -33,6 +34,8 @@ from volcanic.scheduler.loop import SCHEDULER_COMPONENT, SchedulerLoop
 
 log = logging.getLogger("volcanic.scheduler")
 
+SETTLE = 0.2  # seconds of a quiet watch after which a session starts before its period (--settle)
+
 
 class ConfFile:
     """A scheduler configuration file, read again when its modification time changes."""
@@ -61,13 +64,14 @@ class SchedulerDaemon:
     """The scheduler on a real cluster; run() until stop is set."""
 
     def __init__(self, store: KubeStore, conf_path: str | None = None, period: float = 1.0,
-                 health: Health | None = None, registry: CollectorRegistry | None = None) -> None:
+                 health: Health | None = None, registry: CollectorRegistry | None = None,
+                 settle: float | None = SETTLE) -> None:
         self.store, self.conf = store, ConfFile(conf_path)
         self.health = health or Health()
         self.clock = WallClock()
         self.informers = Informers(store, SCHEDULER_KINDS)
         recorder = Recorder(BackgroundEvents(store), self.clock.now, SCHEDULER_COMPONENT)
-        self.loop = SchedulerLoop(store, self.informers, self.clock, self.conf.text(), period, recorder)
+        self.loop = SchedulerLoop(store, self.informers, self.clock, self.conf.text(), period, recorder, settle)
         self.loop.on_session = SchedulerMetrics(registry or CollectorRegistry()).observe
         self.clock.after(period, self._watch_conf)
 
