@@ -75,7 +75,10 @@ def run_real(preset: str, floor: str | None = None, log: Callable[[str], None] =
             client = KubeClient(str(cluster.kubeconfig))
             install(client, log=lambda _: None)
             store = KubeStore(client, workers=64)
-            for nodes, jobs, floor_preset in sizes:
+            for i, (nodes, jobs, floor_preset) in enumerate(sizes):
+                if i:  # the next size starts on an empty namespace (the last one goes with the cluster)
+                    store.delete("Namespace", NAMESPACE)
+                    _wait_gone(store, NAMESPACE)
                 _ensure_nodes(store, nodes)
                 floor_s = _floor(floor, cluster, floor_preset, log) if floor else None
                 results.append(_measure(cluster, store, nodes, jobs, floor_s, log))
@@ -137,8 +140,6 @@ def _measure(cluster: DevCluster, store: KubeStore, nodes: int, jobs: int, floor
         for p in procs:
             p.terminate()
             p.wait(15)
-        store.delete("Namespace", NAMESPACE)
-        _wait_gone(store, NAMESPACE)
     bound_s = max(times.bound.values()) - start
     result = {"nodes": nodes, "jobs": jobs, "pods": pods, "jobs_created_s": round(created, 3),
               "last_bound_s": round(bound_s, 3), "last_running_s": round(max(times.running.values()) - start, 3),

@@ -1,13 +1,17 @@
 """`volcanic controller-manager`: Volcano's vc-controller-manager as a kopf operator.
 
-kopf watches what the controllers read (Jobs, Pods, PodGroups, Queues, Commands,
-PriorityClasses, PVCs) and its handlers only hand each object to the same Informers the
-embedded cluster uses. The controllers (job with its plugins and Command handling, PodGroup,
+kopf watches what the controllers read (Jobs, PodGroups, Queues, Commands, PriorityClasses,
+PVCs) and its handlers only hand each object to the same Informers the embedded cluster uses.
+Pods, several events each (created, bound, running, finished) and so most of all events, come
+through the scheduler's plain reflector (real/store.py) into the same informers: kopf's
+per-event machinery costs about a millisecond of CPU an event, which made the
+controller-manager slower at following a burst of pods than the API server at creating them. The controllers (job with its plugins and Command handling, PodGroup,
 queue, GC) run unchanged in one thread on the wall clock and write through KubeStore, so the
 logic lives in one place and kopf's handlers are a few lines.
 
 Starting on a full cache (client-go's WaitForCacheSync): before kopf starts, each kind is
-listed once and every object handed to the informers, then the controllers start; kopf's own
+listed once (Pods by their reflector) and every object handed to the informers, then the
+controllers start; kopf's own
 first listing and every later event follow, and the informers ignore a version they already
 have. (kopf's index handlers would give the same barrier, at the cost of a second trip through
 kopf's machinery for every event: a quarter of the controller-manager's time.)
@@ -43,11 +47,12 @@ from volcanic.real.clock import WallClock
 from volcanic.real.events import BackgroundEvents
 from volcanic.real.metrics import ControllerMetrics
 from volcanic.real.serving import Health
-from volcanic.real.store import KubeStore
+from volcanic.real.store import KubeStore, Reflector
 
 log = logging.getLogger("volcanic.controller-manager")
 
 KINDS = ("Job", "Pod", "PodGroup", "Queue", "Command", "PriorityClass", "PersistentVolumeClaim")
+REFLECTED = ("Pod",)  # watched by a plain reflector, not by kopf (see the module docstring)
 RESYNC = 300.0
 
 
@@ -60,20 +65,32 @@ class KopfSource:
         self.client = store.client
         self.registry = kopf.OperatorRegistry()
         self.feed: Watch | None = None
+        self._reflected: dict[str, threading.Event] = {}  # kind -> set once its reflector listed
 
     def watch(self, kinds: Iterable[str]) -> Watch:
         self.feed = Watch(kinds)
-        for name in kinds:
+        for name in self.feed.kinds - set(REFLECTED):
             self._register(name)
         kopf.on.login(registry=self.registry)(self._login)
         return self.feed
 
-    def prime(self) -> None:
-        """Offers every existing object of the watched kinds, then marks the feed synced."""
-        for name in sorted(self.feed.kinds):
+    def prime(self, stop: threading.Event) -> bool:
+        """Offers every existing object of the watched kinds (starting the reflectors), then
+        marks the feed synced; False if stopped first."""
+        for name in sorted(self.feed.kinds & set(REFLECTED)):
+            if name not in self._reflected:
+                listed = self._reflected[name] = threading.Event()
+                threading.Thread(target=Reflector(self.store, kind_named(name), self.feed, listed.set).run,
+                                 name=f"reflector-{name}", daemon=True).start()
+        for name in sorted(self.feed.kinds - set(REFLECTED)):
             for obj in self.store.list(name):
                 self.feed.offer("ADDED", obj)
+        for listed in self._reflected.values():
+            while not listed.wait(0.2):
+                if stop.is_set():
+                    return False
         self.feed.synced.set()
+        return True
 
     def _register(self, name: str) -> None:
         k = kind_named(name)
@@ -166,8 +183,7 @@ class ControllerManager:
         failures = 0
         while not stop.is_set():
             try:
-                self.source.prime()
-                return True
+                return self.source.prime(stop)
             except StoreError as e:
                 failures += 1
                 log.warning("controller-manager: listing failed (%s); retrying", e)

@@ -35,7 +35,7 @@ from volcanic.kube.clock import Clock, rfc3339
 from volcanic.kube.errors import StoreError
 from volcanic.kube.events import Recorder
 from volcanic.kube.informers import Handler, Informers
-from volcanic.kube.objects import clone, key_of
+from volcanic.kube.objects import clone
 from volcanic.kube.store import Store
 from volcanic.scheduler.engine import SCHEDULER_KINDS, Decisions, Scheduler
 
@@ -201,7 +201,9 @@ class SchedulerLoop:
             if isinstance(result, Exception) and not isinstance(result, StoreError):
                 raise result
             if isinstance(result, StoreError):
-                log.info("scheduler: status of %s %s not written: %s", write.obj["kind"], key_of(write.obj), result)
+                meta = write.obj["metadata"]
+                log.info("scheduler: status of %s %s not written: %s", write.obj["kind"],
+                         "/".join(filter(None, (meta.get("namespace"), meta["name"]))), result)
             elif write.warning is not None:
                 self.recorder.event(write.obj, "Warning", "FailedScheduling", write.warning)
 
