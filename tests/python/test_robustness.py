@@ -149,3 +149,34 @@ def test_mutated_objects_raise_invalid_object_or_schedule(base, data, junk):
     s.upsert(node("n2"))
     s.run_once(NOW)
     json.dumps(vars(s.run_once(NOW)))  # decisions are plain data
+
+
+# Issue "Hardening", defect 9: each bad input raises the error the contract names for it.
+@pytest.mark.parametrize("where", ["value", "key", "text"])
+def test_a_lone_surrogate_is_an_invalid_object(where):
+    p = pod("p", "pg")
+    if where == "value":
+        p["metadata"]["labels"] = {"app": "a\ud800"}
+    elif where == "key":
+        p["metadata"]["labels"] = {"a\ud800": "x"}
+    with pytest.raises(volcanic.InvalidObject, match="lone surrogate"):
+        volcanic.Scheduler().upsert(json.dumps(p, ensure_ascii=False) + "\ud800" if where == "text" else p)
+
+
+@pytest.mark.parametrize("kind", [["Pod"], {"Pod": 1}, 3])
+def test_a_kind_that_is_not_a_string_is_an_invalid_object(kind):
+    with pytest.raises(volcanic.InvalidObject, match="kind: must be a string"):
+        volcanic.schedule([{"kind": kind, "metadata": {"name": "a"}}])
+
+
+def test_a_refused_preempt_argument_is_a_config_error():
+    conf = {"actions": "preempt", "tiers": [{"plugins": [{"name": "gang"}]}],
+            "configurations": [{"name": "preempt", "arguments": {"enableTopologyAwarePreemption": True}}]}
+    with pytest.raises(volcanic.ConfigError, match="enableTopologyAwarePreemption"):
+        volcanic.Scheduler(conf)
+
+
+@pytest.mark.parametrize("now", [1e300, float("inf"), float("nan"), True, "0"])
+def test_run_once_refuses_a_time_it_cannot_hold(now):
+    with pytest.raises(ValueError, match="now: must be Unix seconds"):
+        volcanic.Scheduler().run_once(now=now)

@@ -40,7 +40,11 @@ class Decisions:
 
 
 def _now_ms(now: float | None) -> int:
-    return int((time.time() if now is None else now) * 1000)
+    """Unix milliseconds, as the engine's clock takes them (a signed 64-bit count)."""
+    seconds = time.time() if now is None else now
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not abs(seconds) < 9e15:
+        raise ValueError(f"now: must be Unix seconds (a finite number below 9e15), got {now!r}")
+    return int(seconds * 1000)
 
 
 class Scheduler:
@@ -94,5 +98,6 @@ def schedule(objects: Iterable[dict[str, Any]], conf: str | dict[str, Any] | Non
     Objects of kinds the scheduler does not read are skipped.
     """
     s = Scheduler(conf)
-    s._core.upsert_many(o for o in objects if not isinstance(o, dict) or o.get("kind") in SCHEDULER_KINDS)
+    s._core.upsert_many(o for o in objects if not isinstance(o, dict) or not isinstance(o.get("kind"), str)
+                        or o["kind"] in SCHEDULER_KINDS)  # a malformed kind is the core's to report
     return s.run_once(now)

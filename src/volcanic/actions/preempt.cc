@@ -15,6 +15,7 @@
 #include "volcanic/actions/actions.h"
 #include "volcanic/actions/heap.h"
 #include "volcanic/actions/victims.h"
+#include "volcanic/api/errors.h"
 #include "volcanic/framework/session.h"
 #include "volcanic/framework/statement.h"
 
@@ -112,8 +113,7 @@ ActionOr NewPreemptAction(const Arguments& args) {
   auto topology = args.Bool("enableTopologyAwarePreemption", false);
   if (!topology.ok()) return topology.status();
   if (*topology)
-    return absl::InvalidArgumentError(
-        "action preempt: argument enableTopologyAwarePreemption: true is not supported by volcanic");
+    return ConfigError("action preempt: argument enableTopologyAwarePreemption: true is not supported by volcanic");
   return std::make_unique<PreemptAction>();
 }
 

@@ -25,6 +25,18 @@ struct Path {
   }
 };
 
+// A str's UTF-8 bytes; one without (a lone surrogate, which JSON cannot carry)
+// is a malformed object, named by `path`.
+std::string Utf8(const py::handle& str, const Path& path, const char* what) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(str.ptr(), &size);
+  if (data == nullptr) {
+    PyErr_Clear();
+    RaiseInvalid(path.Text() + ": " + what + " is not valid Unicode (a lone surrogate)");
+  }
+  return std::string(data, static_cast<size_t>(size));
+}
+
 nlohmann::json Convert(const py::handle& obj, const Path& path, int depth) {
   if (depth > kMaxDepth) RaiseInvalid(path.Text() + ": nested deeper than " + std::to_string(kMaxDepth) + " levels");
   if (obj.is_none()) return nullptr;
@@ -37,12 +49,12 @@ nlohmann::json Convert(const py::handle& obj, const Path& path, int depth) {
     }
   }
   if (py::isinstance<py::float_>(obj)) return obj.cast<double>();
-  if (py::isinstance<py::str>(obj)) return obj.cast<std::string>();
+  if (py::isinstance<py::str>(obj)) return Utf8(obj, path, "text");
   if (py::isinstance<py::dict>(obj)) {
     nlohmann::json out = nlohmann::json::object();
     for (auto item : obj.cast<py::dict>()) {
       if (!py::isinstance<py::str>(item.first)) RaiseInvalid(path.Text() + ": keys must be strings");
-      std::string key = item.first.cast<std::string>();
+      std::string key = Utf8(item.first, path, "a key");
       out[key] = Convert(item.second, Path{&path, "." + key}, depth + 1);
     }
     return out;
@@ -75,7 +87,7 @@ int Depth(const nlohmann::json& j) {
 
 nlohmann::json ToJson(const py::handle& obj) {
   if (py::isinstance<py::str>(obj) || py::isinstance<py::bytes>(obj)) {
-    std::string text = obj.cast<std::string>();
+    std::string text = py::isinstance<py::str>(obj) ? Utf8(obj, Path{nullptr, ""}, "JSON text") : obj.cast<std::string>();
     nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) RaiseInvalid("object: not valid JSON text");
     if (Depth(j) > kMaxDepth) RaiseInvalid("object: nested deeper than " + std::to_string(kMaxDepth) + " levels");

@@ -51,6 +51,8 @@ absl::StatusOr<bool> Cache::Upsert(const json& obj) {
     namespace_labels_[ns.first] = std::move(ns.second);
   } else {
     if (!obj.is_object()) return absl::InvalidArgumentError("object: must be a JSON object");
+    if (obj.contains("kind") && !obj["kind"].is_string() && !obj["kind"].is_null())
+      return absl::InvalidArgumentError("object: kind: must be a string");
     return false;
   }
   return true;
