@@ -180,6 +180,7 @@ absl::Status ParseTolerations(const json& spec, const Fields& f, Placement& p) {
     t.op = op.value_or("Equal");
     t.value = value.value_or("");
     t.effect = effect.value_or("");
+    p.toleration_index.Add(t);
     p.tolerations.push_back(std::move(t));
   }
   return absl::OkStatus();

@@ -150,19 +150,37 @@ bool Placement::MatchesNodeSelectorAndAffinity(const std::string& node_name,
                      [&](const NodeSelectorTerm& t) { return TermMatches(t, node_name, node_labels); });
 }
 
-bool Tolerates(const Toleration& t, const Taint& taint) {
-  if (!t.effect.empty() && t.effect != taint.effect) return false;
-  if (!t.key.empty() && t.key != taint.key) return false;
-  if (t.op == "Exists") return true;  // empty key + Exists tolerates everything
-  return (t.op.empty() || t.op == "Equal") && t.value == taint.value;
+namespace {
+bool EffectIn(const absl::flat_hash_set<std::string>& effects, const std::string& effect) {
+  return effects.contains("") || effects.contains(effect);
+}
+}  // namespace
+
+void TolerationIndex::Add(const Toleration& t) {
+  Accepts& a = t.key.empty() ? any_key_ : by_key_[t.key];
+  if (t.op == "Exists") {
+    a.exists_effects.insert(t.effect);
+  } else if (t.op.empty() || t.op == "Equal") {
+    a.equal_effects[t.value].insert(t.effect);
+  }
+}
+
+bool TolerationIndex::Accepts::Tolerates(const Taint& taint) const {
+  if (EffectIn(exists_effects, taint.effect)) return true;
+  auto it = equal_effects.find(taint.value);
+  return it != equal_effects.end() && EffectIn(it->second, taint.effect);
+}
+
+bool TolerationIndex::Tolerates(const Taint& taint) const {
+  if (any_key_.Tolerates(taint)) return true;
+  auto it = by_key_.find(taint.key);
+  return it != by_key_.end() && it->second.Tolerates(taint);
 }
 
 const Taint* Placement::FirstUntoleratedTaint(const std::vector<Taint>& taints) const {
   for (const auto& taint : taints) {
     if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
-    bool ok = std::any_of(tolerations.begin(), tolerations.end(),
-                          [&](const Toleration& t) { return Tolerates(t, taint); });
-    if (!ok) return &taint;
+    if (!toleration_index.Tolerates(taint)) return &taint;
   }
   return nullptr;
 }
@@ -170,13 +188,10 @@ const Taint* Placement::FirstUntoleratedTaint(const std::vector<Taint>& taints) 
 int Placement::CountIntolerablePreferNoSchedule(const std::vector<Taint>& taints) const {
   int n = 0;
   for (const auto& taint : taints) {
-    if (taint.effect != "PreferNoSchedule") continue;
-    // Only tolerations with an empty or PreferNoSchedule effect count here,
-    // as in kube-scheduler's TaintToleration score.
-    bool ok = std::any_of(tolerations.begin(), tolerations.end(), [&](const Toleration& t) {
-      return (t.effect.empty() || t.effect == "PreferNoSchedule") && Tolerates(t, taint);
-    });
-    if (!ok) ++n;
+    // Only tolerations with an empty or PreferNoSchedule effect count, as in
+    // kube-scheduler's TaintToleration score: for this taint they are the
+    // only ones that can tolerate it anyway.
+    if (taint.effect == "PreferNoSchedule" && !toleration_index.Tolerates(taint)) ++n;
   }
   return n;
 }

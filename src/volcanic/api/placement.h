@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+
 namespace volcanic {
 
 using Labels = std::map<std::string, std::string>;  // ordered: stable keys
@@ -36,6 +39,29 @@ struct Taint {
 
 struct Toleration {
   std::string key, op, value, effect;  // op: Equal (default) or Exists
+};
+
+// A pod's tolerations, indexed so that whether one taint is tolerated costs
+// O(1) however many tolerations and taints there are. The answer is kube's
+// (v1helper.TolerationsTolerateTaint): some toleration whose effect is empty
+// or the taint's, whose key is empty or the taint's, and whose operator is
+// Exists, or Equal (or empty) with the taint's value. An unknown operator
+// tolerates nothing.
+class TolerationIndex {
+ public:
+  void Add(const Toleration& t);
+  bool Tolerates(const Taint& taint) const;
+
+ private:
+  // What the tolerations of one key accept: effects ("" is any) for Exists,
+  // and effects per value for Equal.
+  struct Accepts {
+    absl::flat_hash_set<std::string> exists_effects;
+    absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> equal_effects;
+    bool Tolerates(const Taint& taint) const;
+  };
+  absl::flat_hash_map<std::string, Accepts> by_key_;
+  Accepts any_key_;  // tolerations with an empty key
 };
 
 struct HostPort {
@@ -71,6 +97,7 @@ struct Placement {
   std::vector<NodeSelectorTerm> required_terms;  // ORed
   std::vector<PreferredTerm> preferred_terms;
   std::vector<Toleration> tolerations;
+  TolerationIndex toleration_index;  // of `tolerations`, filled with them
   std::vector<HostPort> host_ports;
   std::vector<PodAffinityTerm> pod_affinity, pod_anti_affinity;  // required terms
 
@@ -90,6 +117,5 @@ struct Placement {
 
 bool TermMatches(const NodeSelectorTerm& term, const std::string& node_name,
                  const Labels& labels);
-bool Tolerates(const Toleration& t, const Taint& taint);
 
 }  // namespace volcanic

@@ -51,8 +51,7 @@ class PredicatesPlugin : public Plugin {
     }
     const Placement& p = *t.placement;
     static const Taint kUnschedulable{"node.kubernetes.io/unschedulable", "", "NoSchedule"};
-    if (n.unschedulable && std::none_of(p.tolerations.begin(), p.tolerations.end(),
-                                        [](const Toleration& tol) { return Tolerates(tol, kUnschedulable); })) {
+    if (n.unschedulable && !p.toleration_index.Tolerates(kUnschedulable)) {
       reasons->push_back("node(s) were unschedulable");
       return Verdict::kUnresolvable;
     }
