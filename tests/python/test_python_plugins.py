@@ -406,3 +406,20 @@ def test_python_plugins_in_the_embedded_cluster():
     state["fail"] = False
     c.run(2)
     assert c.get("Pod", "p")["spec"]["nodeName"] == "n2"
+
+
+# Issue "Hardening", defect 6: an order hook that is no order at all (here a coin toss) must
+# give some order, not corrupt memory in the sort (std::sort's unguarded insertion ran past
+# the range and aborted the interpreter).
+@pytest.mark.parametrize("hook", ["job_order", "task_order", "queue_order"])
+def test_an_inconsistent_order_hook_is_survived(hook):
+    import random
+    coin = random.Random(3)
+    py = make_plugin(**{hook: lambda self, a, b: coin.choice((-1, 1))})
+    objs = [node(f"n{i}", cpu="4", memory="64Gi") for i in range(4)] + [queue("q1"), queue("q2")]
+    for j in range(40):
+        objs.append(podgroup(f"pg{j}", min_member=1, queue=f"q{1 + j % 2}"))
+        objs += [pod(f"p{j}-{t}", f"pg{j}", cpu="100m") for t in range(20)]
+    d = volcanic.schedule(objs, conf([py.name, "priority", "gang"], ["predicates"], actions="allocate, backfill"),
+                          now=NOW)
+    assert len(d.binds) == 160  # 4 nodes of 4 CPUs hold 160 pods of 100m, in any order

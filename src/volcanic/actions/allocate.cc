@@ -72,8 +72,7 @@ class AllocateAction : public Action {
     TaskList list;
     for (const auto& [key, t] : job.tasks)
       if (t->status == TaskStatus::kPending && !t->best_effort && !t->gated) list.tasks.push_back(t);
-    std::sort(list.tasks.begin(), list.tasks.end(),
-              [&](const TaskInfo* a, const TaskInfo* b) { return ssn.TaskOrder(*a, *b); });
+    SortByOrder(list.tasks, [&](const TaskInfo* a, const TaskInfo* b) { return ssn.TaskOrder(*a, *b); });
     return list;
   }
 

@@ -2,6 +2,7 @@
 // running jobs, placed on any node the predicates allow, bound as soon as
 // their job is ready.
 #include "volcanic/actions/actions.h"
+#include "volcanic/actions/heap.h"
 #include "volcanic/framework/node_search.h"
 #include "volcanic/framework/session.h"
 
@@ -14,12 +15,12 @@ class BackfillAction : public Action {
     std::vector<JobInfo*> jobs;
     for (const auto& [key, job] : ssn.jobs())
       if (!job->IsPending() && job->pending_best_effort > 0 && !ssn.JobInvalid(*job)) jobs.push_back(job);
-    std::sort(jobs.begin(), jobs.end(), [&](JobInfo* a, JobInfo* b) { return ssn.JobOrder(*a, *b); });
+    SortByOrder(jobs, [&](JobInfo* a, JobInfo* b) { return ssn.JobOrder(*a, *b); });
     for (JobInfo* job : jobs) {
       std::vector<TaskInfo*> tasks;
       for (const auto& [key, t] : job->tasks)
         if (t->status == TaskStatus::kPending && t->best_effort && !t->gated) tasks.push_back(t);
-      std::sort(tasks.begin(), tasks.end(), [&](TaskInfo* a, TaskInfo* b) { return ssn.TaskOrder(*a, *b); });
+      SortByOrder(tasks, [&](TaskInfo* a, TaskInfo* b) { return ssn.TaskOrder(*a, *b); });
       for (TaskInfo* task : tasks) {
         if (absl::Status pre = ssn.PrePredicate(*task); !pre.ok()) continue;
         FitErrors fe;

@@ -1,5 +1,10 @@
-// A priority queue whose order is a session order function (Volcano's
-// util.PriorityQueue): Pop returns the element that goes first.
+// Orders from a session's order functions: a priority queue (Volcano's
+// util.PriorityQueue; Pop returns the element that goes first) and a sort.
+// Both are heaps, which stay within their range whatever the order function
+// answers: a plugin's order (a Python plugin's above all) that is not a
+// strict weak order yields some order, never the memory corruption that
+// std::sort's unguarded insertion gives. For a strict total order (every
+// session order ends with creation time and UID) there is one result.
 #pragma once
 
 #include <algorithm>
@@ -32,5 +37,12 @@ class OrderedHeap {
   std::function<bool(const T&, const T&)> after_;
   std::vector<T> items_;
 };
+
+// Sorts `items` so that an item `first` puts before another comes before it.
+template <typename T, typename First>
+void SortByOrder(std::vector<T>& items, First first) {
+  std::make_heap(items.begin(), items.end(), first);
+  std::sort_heap(items.begin(), items.end(), first);
+}
 
 }  // namespace volcanic

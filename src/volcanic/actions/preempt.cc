@@ -32,7 +32,7 @@ class PreemptAction : public Action {
     }
     std::vector<const QueueInfo*> queues;
     for (const auto& [name, jobs] : starving) queues.push_back(ssn.FindQueue(name));
-    std::sort(queues.begin(), queues.end(), [&](auto a, auto b) { return ssn.QueueOrder(*a, *b); });
+    SortByOrder(queues, [&](auto a, auto b) { return ssn.QueueOrder(*a, *b); });
     for (const QueueInfo* q : queues) {
       BetweenJobs(ssn, starving[q->name]);
       failed_ = FailedPreemptors();  // phase 2 offers other victims

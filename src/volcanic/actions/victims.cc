@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "volcanic/actions/heap.h"
 #include "volcanic/cache/cache.h"
 #include "volcanic/framework/session.h"
 #include "volcanic/framework/statement.h"
@@ -13,7 +14,7 @@ std::vector<TaskInfo*> PendingPreemptors(const Session& ssn, const JobInfo& job)
   std::vector<TaskInfo*> tasks;
   for (const auto& [key, t] : job.tasks)
     if (t->status == TaskStatus::kPending && !t->gated) tasks.push_back(t);
-  std::sort(tasks.begin(), tasks.end(), [&](auto a, auto b) { return ssn.TaskOrder(*a, *b); });
+  SortByOrder(tasks, [&](auto a, auto b) { return ssn.TaskOrder(*a, *b); });
   return tasks;
 }
 
