@@ -210,7 +210,8 @@ def a_pending_job() -> volcanic.Cluster:
 # §2.3 Pending row.
 def test_pending_restart_job_command_kills_all_and_restarts() -> None:
     """reference §2.3 Pending + RestartJob: KillJob(none); retryCount++ -> Restarting; then
-    Restarting SyncJob -> Pending once the pods are back; §1.2 a Command is deleted and runs
+    Restarting SyncJob -> Pending once the killed pods are gone (restartingUpdateStatus on the
+    pods there are: the embedded cluster deletes at once); §1.2 a Command is deleted and runs
     once; §2.1 CommandIssued and ExecuteAction events."""
     c = a_pending_job()
     w = Watch(c)
@@ -220,7 +221,7 @@ def test_pending_restart_job_command_kills_all_and_restarts() -> None:
     assert c.get("Command", cmd) is None
     s = status(c)
     assert s["retryCount"] == 1 and s["version"] == 1
-    assert phase(c) == "Restarting"
+    assert w.phases() == ["Restarting", "Pending"]
     assert pods(c) == {}
     assert wait(c, lambda: len(pods(c)) == 2 and phase(c) == "Pending", 5)
     assert w.phases() == ["Restarting", "Pending"]
@@ -379,7 +380,7 @@ def test_running_restart_job_command() -> None:
     c.run(0)
     s = status(c)
     assert s["retryCount"] == 1 and s["version"] == 1
-    assert phase(c) == "Restarting"
+    assert phase(c) == "Pending"  # Restarting until the killed pods were gone
     assert pods(c) == {}
     deleted = w.deleted_pods()
     assert sorted(p["metadata"]["name"] for p in deleted) == ["j-a-0", "j-b-0", "j-b-1"]
@@ -1089,9 +1090,9 @@ def test_status_counters_task_status_count_and_conditions() -> None:
     command(c, "RestartJob")
     c.run(0)
     s = status(c)
-    assert s.get("terminating") == 4 and not s.get("running")
+    assert not s.get("terminating") and not s.get("running")  # the killed pods are gone at once
     assert s["runningDuration"] == "6s"  # KillJob: last transition (t=6) - creation (t=0)
-    assert [x["status"] for x in s["conditions"]] == ["Pending", "Running", "Restarting"]
+    assert [x["status"] for x in s["conditions"]] == ["Running", "Restarting", "Pending"]
     assert wait(c, lambda: phase(c) == "Running", 10)
     s = status(c)
     assert [x["status"] for x in s["conditions"]] == ["Restarting", "Pending", "Running"]
@@ -1388,3 +1389,26 @@ def test_property_gangs_bind_whole_and_no_job_is_lost(workload: tuple[list[dict]
     assert problems == []
     assert all(c.get("Job", j["metadata"]["name"]) is not None for j in jobs)
     assert c.errors == []
+
+
+def test_restarting_job_whose_queue_no_longer_admits_it_goes_pending_once_its_pods_are_gone() -> None:
+    """Issue "Hardening", defect 5: RestartJob, then the queue's capability lowered below the
+    job's minResources. Its pods are deleted, but its PodGroup stays Pending, so SyncJob does
+    not create pods; Volcano's syncJob then writes the old counters back (terminating 3 with
+    no pods) and the job stays Restarting until something else changes. volcanic counts the
+    pods that are there, so the Restarting update (reference §2.3) sees them gone: Pending."""
+    c = volcanic.Cluster()
+    c.apply(node("n1", cpu="8"))
+    c.apply({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q"},
+             "spec": {"weight": 1, "capability": {"cpu": "8"}}})
+    c.run(0)
+    c.apply(job("j", task("t", 3), min_available=3, queue="q"))
+    assert wait(c, lambda: phase(c) == "Running", 10)
+    q = c.get("Queue", "q")
+    q["spec"]["capability"] = {"cpu": "1"}
+    c.apply(q)
+    command(c, "RestartJob")
+    assert wait(c, lambda: phase(c) == "Pending", 10)
+    s = status(c)
+    assert pods(c) == {} and not s.get("terminating") and s["retryCount"] == 1
+    assert (podgroup(c).get("status") or {}).get("phase") != "Inqueue"  # not admitted

@@ -132,7 +132,12 @@ class JobActions:
     # SyncJob.
     def sync_job(self, job: Obj, update: UpdateFn | None = None) -> None:
         """Initialises the job, keeps its PodGroup in line and, once the PodGroup is
-        admitted (Inqueue or later), creates the pods it lacks and deletes extra ones."""
+        admitted (Inqueue or later), creates the pods it lacks and deletes extra ones.
+
+        Before that, the pods there are are still counted into status. Volcano's syncJob
+        writes the old counters back instead, so a job restarted while its queue no longer
+        admits it keeps `terminating` for pods long gone and stays Restarting until
+        something else changes; counting lets the Restarting update see them gone."""
         if job["metadata"].get("deletionTimestamp"):
             return
         job = clone(job)
@@ -145,10 +150,8 @@ class JobActions:
         pg = self._podgroup(job)
         pg_phase = ((pg or {}).get("status") or {}).get("phase") or ""
         self._note_pending(job, pg)
-        if pg_phase in ("", "Pending"):
-            self._write_status(job, update)
-            return
-        counts = self._create_and_delete_pods(job)
+        admitted = pg_phase not in ("", "Pending")
+        counts = self._create_and_delete_pods(job) if admitted else self._count(job)
         self._finish(job, counts, update)
 
     def _initiate(self, job: Obj) -> None:
@@ -308,6 +311,15 @@ class JobActions:
             if not pod["metadata"].get("deletionTimestamp"):
                 self.delete_pod(pod)
                 counts.terminating += 1
+        return counts
+
+    def _count(self, job: Obj) -> "_Counts":
+        counts = _Counts()
+        for pod in self.pods_of(job):
+            if pod["metadata"].get("deletionTimestamp"):
+                counts.terminating += 1
+            else:
+                counts.add(pod)
         return counts
 
     def _new_pod(self, job: Obj, task: Obj, index: int) -> Obj:
