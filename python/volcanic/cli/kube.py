@@ -135,7 +135,7 @@ def _cmd_dev_cluster(args: argparse.Namespace) -> int:
 
 def _duration(text: str) -> float:
     from volcanic.kube.duration import parse_duration
-    return parse_duration(text, "a duration flag")
+    return parse_duration(text, "duration")
 
 
 def kubeconfig_flag() -> argparse.ArgumentParser:

@@ -2,19 +2,19 @@
 
 kopf watches what the controllers read (Jobs, PodGroups, Queues, Commands, PriorityClasses,
 PVCs) and its handlers only hand each object to the same Informers the embedded cluster uses.
-Pods, several events each (created, bound, running, finished) and so most of all events, come
-through the scheduler's plain reflector (real/store.py) into the same informers: kopf's
-per-event machinery costs about a millisecond of CPU an event, which made the
-controller-manager slower at following a burst of pods than the API server at creating them. The controllers (job with its plugins and Command handling, PodGroup,
-queue, GC) run unchanged in one thread on the wall clock and write through KubeStore, so the
-logic lives in one place and kopf's handlers are a few lines.
+Pods, with several events each (created, bound, running, finished) and so most of all events,
+come through the scheduler's plain reflector (real/store.py) into the same informers: kopf's
+per-event machinery costs about a millisecond of CPU an event, which left the
+controller-manager behind the API server in a burst of pods. The controllers (job with its
+plugins and Command handling, PodGroup, queue, GC) run unchanged in one thread on the wall
+clock and write through KubeStore, so the logic lives in one place and kopf's handlers are a
+few lines.
 
 Starting on a full cache (client-go's WaitForCacheSync): before kopf starts, each kind is
 listed once (Pods by their reflector) and every object handed to the informers, then the
-controllers start; kopf's own
-first listing and every later event follow, and the informers ignore a version they already
-have. (kopf's index handlers would give the same barrier, at the cost of a second trip through
-kopf's machinery for every event: a quarter of the controller-manager's time.)
+controllers start; kopf's own first listing and every later event follow, and the informers
+ignore a version they already have. (kopf's index handlers would give the same barrier, at
+the cost of a second trip through kopf's machinery for every event.)
 
 kopf re-lists after a watch expires (410 Gone) without reporting what vanished meanwhile, and
 an object deleted between the first list and kopf's is not reported either, so every RESYNC

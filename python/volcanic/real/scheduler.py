@@ -3,9 +3,9 @@
 The same SchedulerLoop as the embedded cluster's, on the wall clock: informers fed by
 list+watch of the kinds the engine reads (re-listing on 410 Gone and after disconnects),
 one session per period once the caches are synced (and one as soon as the watch has been
-quiet for `settle` seconds, so new work waits a fraction of a period), binds through pods/binding (sent
-concurrently), evictions, PodGroup and Queue status, PodScheduled=False conditions, Events
-(sent in the background) and Volcano's scheduler metrics. A failed bind is handled as
+quiet for `settle` seconds, so new work waits a fraction of a period), binds through
+pods/binding (sent concurrently), evictions, PodGroup and Queue status, PodScheduled=False
+conditions, Events (sent in the background) and Volcano's scheduler metrics. A failed bind is handled as
 Volcano's cache does (see volcanic.scheduler.loop).
 
 The configuration file is re-read when it changes (Volcano mounts it from a ConfigMap): the

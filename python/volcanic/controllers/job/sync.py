@@ -134,7 +134,7 @@ class JobActions:
         """Initialises the job, keeps its PodGroup in line and, once the PodGroup is
         admitted (Inqueue or later), creates the pods it lacks and deletes extra ones.
 
-        Before that, the pods there are are still counted into status. Volcano's syncJob
+        Before that, the job's pods are still counted into status. Volcano's syncJob
         writes the old counters back instead, so a job restarted while its queue no longer
         admits it keeps `terminating` for pods long gone and stays Restarting until
         something else changes; counting lets the Restarting update see them gone."""
