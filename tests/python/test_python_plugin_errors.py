@@ -265,3 +265,40 @@ def test_a_hook_cannot_call_back_into_its_own_scheduler():
         s.run_once(now=NOW)
     # The scheduler still works (the mutex was never taken twice).
     s.upsert(node("n2"))
+
+
+# Issue "Hardening", defect 6: SystemExit and KeyboardInterrupt are not errors of the plugin but
+# requests to stop; they reach the caller as themselves, after the session is rolled back.
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit])
+def test_an_interrupt_in_a_hook_propagates_after_the_session_is_rolled_back(interrupt):
+    raised = []
+
+    def job_order(self, a, b):
+        if not raised:
+            raised.append(True)
+            raise interrupt()
+        return 0
+    py = make_plugin(job_order=job_order)
+    objs = allocate_cluster()
+    configuration = conf(["priority", "gang", py.name], ["predicates", "proportion", "nodeorder"],
+                         actions="enqueue, allocate, backfill")
+    s = volcanic.Scheduler(configuration)
+    for obj in objs:
+        s.upsert(obj)
+    with pytest.raises(interrupt):
+        s.run_once(now=NOW)
+    assert decisions(s.run_once(now=NOW)) == decisions(volcanic.schedule(objs, configuration, now=NOW))
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit])
+def test_an_interrupt_in_a_constructor_propagates(interrupt):
+    class Interrupted(volcanic.Plugin):
+        name = f"interrupted-init-{interrupt.__name__}"
+
+        def __init__(self, arguments):
+            raise interrupt()
+    volcanic.register_plugin(Interrupted)
+    with pytest.raises(interrupt):
+        volcanic.Scheduler(conf(["gang", Interrupted.name]))
+    objs = [node("n1"), podgroup("pg"), pod("p", "pg")]
+    assert volcanic.schedule(objs, conf(["gang"]), now=NOW).binds == {"ns/p": "n1"}  # nothing left pending

@@ -9,6 +9,7 @@
 
 #include "volcanic/api/errors.h"
 #include "volcanic/bindings/convert.h"
+#include "volcanic/bindings/py_plugin.h"
 #include "volcanic/framework/plugin.h"
 #include "volcanic/framework/scheduler.h"
 
@@ -70,7 +71,8 @@ SchedulerConf ConfFrom(const std::optional<std::string>& conf_json) {
   if (!conf_json) return DefaultSchedulerConf();
   nlohmann::json j = nlohmann::json::parse(*conf_json, nullptr, false);
   if (j.is_discarded()) Raise(ConfigError("scheduler configuration: not valid JSON"));
-  auto conf = ParseSchedulerConf(j);
+  auto conf = ParseSchedulerConf(j);  // builds each plugin once to check its arguments
+  RaiseInterrupt();
   Check(conf.status());
   return *std::move(conf);
 }
@@ -136,6 +138,7 @@ class PyScheduler {
       d = s_.RunOnce(now_ms, changed_only);
       session_thread_ = std::thread::id();
     }
+    RaiseInterrupt();
     Check(d.status());
     return ToPython(*d);
   }

@@ -155,6 +155,7 @@ class PyPlugin : public Plugin {
     try {
       return body();
     } catch (py::error_already_set& e) {
+      KeepIfInterrupt(e);
       Fail(hook, Traceback(e));
     } catch (const std::exception& e) {
       Fail(hook, e.what());
@@ -322,6 +323,21 @@ std::optional<Hook> HookByName(std::string_view name) {
 
 PyPluginClass::~PyPluginClass() { Drop(cls); }
 
+namespace {
+thread_local std::optional<py::error_already_set> interrupt;
+}  // namespace
+
+void KeepIfInterrupt(const py::error_already_set& e) {
+  if (!interrupt && !e.matches(PyExc_Exception)) interrupt = e;
+}
+
+void RaiseInterrupt() {
+  if (!interrupt) return;
+  py::error_already_set e = std::move(*interrupt);
+  interrupt.reset();
+  throw e;
+}
+
 absl::StatusOr<std::unique_ptr<Plugin>> BuildPyPlugin(const std::shared_ptr<const PyPluginClass>& cls,
                                                       const Arguments& args) {
   Gil gil;
@@ -330,6 +346,7 @@ absl::StatusOr<std::unique_ptr<Plugin>> BuildPyPlugin(const std::shared_ptr<cons
     py::object instance = cls->cls(arguments);
     return std::make_unique<PyPlugin>(cls, std::move(instance));
   } catch (py::error_already_set& e) {
+    KeepIfInterrupt(e);
     if (e.matches(PyExc_ValueError))
       return ConfigError(absl::StrCat("plugin ", cls->name, ": ", py::str(e.value()).cast<std::string>()));
     return PluginError(cls->name, absl::StrCat("plugin \"", cls->name, "\" failed in __init__:\n", Traceback(e)));

@@ -76,4 +76,13 @@ struct PyPluginClass {
 absl::StatusOr<std::unique_ptr<Plugin>> BuildPyPlugin(const std::shared_ptr<const PyPluginClass>& cls,
                                                       const Arguments& args);
 
+// A SystemExit or KeyboardInterrupt (a BaseException that is no Exception)
+// raised by a plugin fails its session like any error, so the session is
+// rolled back, and is then raised again to the caller of run_once instead of
+// becoming a PluginError: KeepIfInterrupt keeps it, RaiseInterrupt (with the
+// GIL, after the session) raises it. A session runs on the thread that called
+// run_once, so the slot is per thread.
+void KeepIfInterrupt(const py::error_already_set& e);
+void RaiseInterrupt();
+
 }  // namespace volcanic::bindings
