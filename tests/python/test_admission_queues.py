@@ -179,12 +179,33 @@ def test_queue_deserved_within_capability_ignores_unlimited_resources():
 
 
 def test_queue_state_valid_denies_other_states():
-    """queue_state_valid (§3.5): status.state, if set, is Open or Closed; an UPDATE of a
-    Closing queue is denied as in Volcano (volcano#3517)."""
+    """queue_state_valid (§3.5): status.state, if set, is Open or Closed."""
     assert Q.queue_state_valid(create(queue("a", state="wrong"))) == (
         'requestBody.spec.state: Invalid value: "wrong": queue state must be in [Open Closed]')
+    closing, opened = queue("a", state="Closing"), queue("a", state="Open")
+    assert "queue state must be in [Open Closed]" in Q.queue_state_valid(update(closing, opened))
+
+
+def test_an_update_of_a_closing_queue_is_not_denied_for_the_state_it_already_has():
+    """Issue "Hardening", defect 8: the queue controller keeps a queue Closing while it has
+    jobs; Volcano then denies every update of it for that state (volcano#3517), a field the
+    user did not send. volcanic checks an UPDATE's state only when it changes."""
     closing = queue("a", state="Closing")
-    assert "queue state must be in [Open Closed]" in Q.queue_state_valid(update(closing, closing))
+    assert Q.queue_state_valid(update(closing, closing)) is None
+    c = volcanic.Cluster()
+    c.apply(queue("q", weight=1))
+    c.run(0)
+    c.apply({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j", "namespace": "default"},
+             "spec": {"schedulerName": "volcano", "queue": "q", "minAvailable": 1, "tasks": [{"name": "t", "replicas": 1,
+                      "template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}]}})
+    c.run(0)
+    c.apply({"apiVersion": "bus.volcano.sh/v1alpha1", "kind": "Command", "metadata": {"name": "close", "namespace": "default"},
+             "action": "CloseQueue", "target": {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "name": "q"}})
+    c.run(0)
+    assert c.get("Queue", "q")["status"]["state"] == "Closing"  # a job is still in it
+    q = c.get("Queue", "q")
+    q["spec"]["weight"] = 5
+    assert c.apply(q)["spec"]["weight"] == 5
 
 
 def test_queue_state_valid_allows_open_closed_and_unset():

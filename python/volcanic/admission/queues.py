@@ -237,12 +237,16 @@ def queue_deserved_within_capability(request: AdmissionRequest) -> str | None:
 
 
 def queue_state_valid(request: AdmissionRequest) -> str | None:
-    """§3.5: status.state, if set, is Open or Closed (validateStateOfQueue). As in Volcano, an
-    UPDATE of a queue whose state is Closing or Unknown is denied too (volcano#3517)."""
+    """§3.5: status.state, if set, is Open or Closed (validateStateOfQueue). Volcano checks it
+    on every UPDATE too, so while the queue controller has a queue Closing (or Unknown) every
+    update of it is denied for a state the user never sent (volcano#3517); volcanic checks an
+    UPDATE's state only when it differs from the stored one."""
     if not _create_or_update(request):
         return None
     state = status_of(request.obj).get("state")
     if not isinstance(state, str) or not state or state in VALID_STATES:
+        return None
+    if request.operation == "UPDATE" and state == status_of(request.old or {}).get("state"):
         return None
     return invalid("requestBody.spec.state", state, f"queue state must be in [{' '.join(VALID_STATES)}]")
 
