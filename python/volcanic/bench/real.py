@@ -123,7 +123,7 @@ def _measure(cluster: DevCluster, store: KubeStore, nodes: int, jobs: int, floor
     try:
         times = PodTimes()
         watch_store = KubeStore(store.client)
-        _reflect(watch_store, times)
+        watch_store.reflect(["Pod"], times, threading.Event())
         time.sleep(3.0)  # both components synced
         start = time.time()
         for result in store.create_many([gang_job(i) for i in range(jobs)]):
@@ -148,12 +148,6 @@ def _measure(cluster: DevCluster, store: KubeStore, nodes: int, jobs: int, floor
         result.update(floor_bound_s=round(floor_s, 3), ratio_to_floor=round(bound_s / floor_s, 2))
     return result
 
-
-def _reflect(store: KubeStore, times: PodTimes) -> None:
-    """Pods of NAMESPACE into `times` (a reflector, as the scheduler's)."""
-    from volcanic.kube.kinds import kind_named
-    from volcanic.real.store import Reflector
-    threading.Thread(target=Reflector(store, kind_named("Pod"), times, None).run, daemon=True).start()
 
 
 def _volcanic(cluster: DevCluster, command: str) -> subprocess.Popen:

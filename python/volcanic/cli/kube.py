@@ -44,7 +44,7 @@ def _scheduler(process, store, args):
     from volcanic.real.leader import SCHEDULER_LEASE
     from volcanic.real.scheduler import SchedulerDaemon
     daemon = SchedulerDaemon(store, args.scheduler_conf, args.schedule_period, process.health, process.registry,
-                             args.settle or None)
+                             args.settle)
     return Component("scheduler", SCHEDULER_LEASE, daemon.run)
 
 
@@ -157,7 +157,7 @@ def _scheduler_flags() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--scheduler-conf", help="volcano-scheduler.conf, re-read when it changes (default: Volcano's)")
     p.add_argument("--schedule-period", type=_duration, default=1.0, help="time between sessions (default 1s)")
-    p.add_argument("--settle", type=_duration, default=0.2, help="also start a session once the cluster has not "
+    p.add_argument("--settle", type=_duration, help="also start a session once the cluster has not "
                    "changed for this long (default 200ms; 0: only every --schedule-period, as Volcano)")
     return p
 

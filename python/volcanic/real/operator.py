@@ -47,7 +47,7 @@ from volcanic.real.clock import WallClock
 from volcanic.real.events import BackgroundEvents
 from volcanic.real.metrics import ControllerMetrics
 from volcanic.real.serving import Health
-from volcanic.real.store import KubeStore, Reflector
+from volcanic.real.store import KubeStore
 
 log = logging.getLogger("volcanic.controller-manager")
 
@@ -65,7 +65,7 @@ class KopfSource:
         self.client = store.client
         self.registry = kopf.OperatorRegistry()
         self.feed: Watch | None = None
-        self._reflected: dict[str, threading.Event] = {}  # kind -> set once its reflector listed
+        self._reflected: threading.Event | None = None  # set once the reflectors listed
 
     def watch(self, kinds: Iterable[str]) -> Watch:
         self.feed = Watch(kinds)
@@ -77,18 +77,15 @@ class KopfSource:
     def prime(self, stop: threading.Event) -> bool:
         """Offers every existing object of the watched kinds (starting the reflectors), then
         marks the feed synced; False if stopped first."""
-        for name in sorted(self.feed.kinds & set(REFLECTED)):
-            if name not in self._reflected:
-                listed = self._reflected[name] = threading.Event()
-                threading.Thread(target=Reflector(self.store, kind_named(name), self.feed, listed.set).run,
-                                 name=f"reflector-{name}", daemon=True).start()
+        if self._reflected is None:
+            self._reflected = threading.Event()
+            self.store.reflect(sorted(self.feed.kinds & set(REFLECTED)), self.feed, self._reflected)
         for name in sorted(self.feed.kinds - set(REFLECTED)):
             for obj in self.store.list(name):
                 self.feed.offer("ADDED", obj)
-        for listed in self._reflected.values():
-            while not listed.wait(0.2):
-                if stop.is_set():
-                    return False
+        while not self._reflected.wait(0.2):
+            if stop.is_set():
+                return False
         self.feed.synced.set()
         return True
 

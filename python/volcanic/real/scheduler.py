@@ -5,8 +5,8 @@ list+watch of the kinds the engine reads (re-listing on 410 Gone and after disco
 one session per period once the caches are synced (and one as soon as the watch has been
 quiet for `settle` seconds, so new work waits a fraction of a period), binds through
 pods/binding (sent concurrently), evictions, PodGroup and Queue status, PodScheduled=False
-conditions, Events (sent in the background) and Volcano's scheduler metrics. A failed bind is handled as
-Volcano's cache does (see volcanic.scheduler.loop).
+conditions, Events (sent in the background) and Volcano's scheduler metrics. A failed bind
+is handled as Volcano's cache does (see volcanic.scheduler.loop).
 
 The configuration file is re-read when it changes (Volcano mounts it from a ConfigMap): the
 engine is rebuilt with the new configuration and refilled from the informers' caches. A file
@@ -65,13 +65,15 @@ class SchedulerDaemon:
 
     def __init__(self, store: KubeStore, conf_path: str | None = None, period: float = 1.0,
                  health: Health | None = None, registry: CollectorRegistry | None = None,
-                 settle: float | None = SETTLE) -> None:
+                 settle: float | None = None) -> None:
         self.store, self.conf = store, ConfFile(conf_path)
         self.health = health or Health()
         self.clock = WallClock()
         self.informers = Informers(store, SCHEDULER_KINDS)
         recorder = Recorder(BackgroundEvents(store), self.clock.now, SCHEDULER_COMPONENT)
-        self.loop = SchedulerLoop(store, self.informers, self.clock, self.conf.text(), period, recorder, settle)
+        settle = SETTLE if settle is None else settle  # 0: only every period
+        self.loop = SchedulerLoop(store, self.informers, self.clock, self.conf.text(), period, recorder,
+                                  settle or None)
         self.loop.on_session = SchedulerMetrics(registry or CollectorRegistry()).observe
         self.clock.after(period, self._watch_conf)
 

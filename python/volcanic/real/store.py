@@ -53,20 +53,26 @@ class KubeStore:
     def watch(self, kinds: Iterable[str] | None = None) -> Watch:
         names = list(kinds) if kinds is not None else list(KINDS)
         w = Watch(names)
+        self.reflect(names, w, w.synced)
+        return w
+
+    def reflect(self, kinds: Iterable[str], into: Watch, listed: threading.Event) -> None:
+        """Starts one reflector thread per kind, offering into `into`; sets `listed` once every
+        kind's first list is in."""
+        names = list(kinds)
         pending = [len(names)]
         lock = threading.Lock()
 
-        def listed() -> None:
+        def one_listed() -> None:
             with lock:
                 pending[0] -= 1
                 if pending[0] == 0:
-                    w.synced.set()
+                    listed.set()
         for name in names:
-            threading.Thread(target=Reflector(self, kind_named(name), w, listed).run, daemon=True,
+            threading.Thread(target=Reflector(self, kind_named(name), into, one_listed).run, daemon=True,
                              name=f"reflector-{name}").start()
         if not names:
-            w.synced.set()
-        return w
+            listed.set()
 
     # Writes.
     def create(self, obj: Obj) -> Obj:

@@ -104,17 +104,21 @@ class JobActions:
         job.setdefault("status", {})
         self._finish(job, self._kill(job, target.matches, RETAIN_NONE), update, killed=True)
 
-    def _kill(self, job: Obj, selected: Callable[[Obj], bool], retain: frozenset[str]) -> dict:
+    def _kill(self, job: Obj, selected: Callable[[Obj], bool], retain: frozenset[str]) -> "_Counts":
+        return self._count(job, lambda pod: selected(pod) and (pod.get("status") or {}).get("phase") not in retain)
+
+    def _count(self, job: Obj, kill: Callable[[Obj], bool] = lambda pod: False) -> "_Counts":
+        """The job's pods as status counters; a pod `kill` selects is deleted and counted as
+        terminating."""
         counts = _Counts()
         for pod in self.pods_of(job):
             if pod["metadata"].get("deletionTimestamp"):
                 counts.terminating += 1
-                continue
-            if selected(pod) and (pod.get("status") or {}).get("phase") not in retain:
+            elif kill(pod):
                 self.delete_pod(pod)
                 counts.terminating += 1
-                continue
-            counts.add(pod)
+            else:
+                counts.add(pod)
         return counts
 
     def delete_pod(self, pod: Obj) -> None:
@@ -311,15 +315,6 @@ class JobActions:
             if not pod["metadata"].get("deletionTimestamp"):
                 self.delete_pod(pod)
                 counts.terminating += 1
-        return counts
-
-    def _count(self, job: Obj) -> "_Counts":
-        counts = _Counts()
-        for pod in self.pods_of(job):
-            if pod["metadata"].get("deletionTimestamp"):
-                counts.terminating += 1
-            else:
-                counts.add(pod)
         return counts
 
     def _new_pod(self, job: Obj, task: Obj, index: int) -> Obj:
