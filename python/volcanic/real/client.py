@@ -1,24 +1,27 @@
 """The connection to a real API server: credentials found as kubectl finds them, and raw JSON
-requests over a pooled, thread-safe connection.
+requests over keep-alive connections, one per thread.
 
 Beneath is the official `kubernetes` client, for what it does well and we should not redo:
 kubeconfig loading and merging (exec and auth-provider plugins included), in-cluster
-service-account credentials, TLS, and a urllib3 connection pool. Requests bypass its
-generated models: objects stay plain dicts (volcanic's form everywhere), and a bind is a
-plain POST (the generated `create_namespaced_pod_binding` fails on the Status the server
-returns, kubernetes-client/python#825).
+service-account credentials and the TLS and proxy settings. Requests bypass its generated
+models and its urllib3 pool (see volcanic.real.connection): objects stay plain dicts
+(volcanic's form everywhere), and a bind is a plain POST (the generated
+`create_namespaced_pod_binding` fails on the Status the server returns,
+kubernetes-client/python#825).
 """
 
 from __future__ import annotations
 
-import json
+import http.client
 import os
 from pathlib import Path
 import time
 from typing import Any, Iterator
 from urllib.parse import urlencode
 
-import urllib3
+import orjson
+
+from volcanic.real.connection import Connections
 
 from volcanic.kube.errors import (
     AdmissionError,
@@ -31,6 +34,7 @@ from volcanic.kube.errors import (
 )
 
 AUTH_REFRESH_SECONDS = 60.0
+_NETWORK_ERRORS = (OSError, http.client.HTTPException)  # ssl and socket errors are OSErrors
 
 
 def kubeconfig_path(flag: str | None = None) -> str | None:
@@ -45,9 +49,9 @@ def kubeconfig_path(flag: str | None = None) -> str | None:
 
 
 class KubeClient:
-    """Raw JSON requests to one API server. Thread-safe; `pool` connections at most."""
+    """Raw JSON requests to one API server. Thread-safe: one connection per thread."""
 
-    def __init__(self, kubeconfig: str | None = None, pool: int = 64, timeout: float = 30.0) -> None:
+    def __init__(self, kubeconfig: str | None = None, timeout: float = 30.0) -> None:
         from kubernetes import client, config
 
         configuration = client.Configuration()
@@ -60,13 +64,14 @@ class KubeClient:
             except config.ConfigException as e:
                 raise StoreError("", "", "", f"no kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config) "
                                  f"and no in-cluster credentials: {e}") from None
-        configuration.connection_pool_maxsize = pool
-        configuration.retries = False
         self.configuration = configuration
         self.kubeconfig = path
         self.host = configuration.host.rstrip("/")
         self._api = client.ApiClient(configuration)
-        self._pool = self._api.rest_client.pool_manager
+        try:
+            self.connections = Connections(configuration)
+        except ValueError as e:
+            raise StoreError("", "", "", f"kubeconfig {path or '(in-cluster)'}: {e}") from None
         self.timeout = timeout
         self._auth_headers: dict[str, str] = {}
         self._auth_until = 0.0
@@ -88,43 +93,41 @@ class KubeClient:
     def request(self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None,
                 content_type: str = "application/json", timeout: float | None = None) -> Any:
         """The decoded JSON answer; a non-2xx answer raises the StoreError it stands for."""
-        url = self.host + path + (("?" + urlencode(query)) if query else "")
-        data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        url = path + (("?" + urlencode(query)) if query else "")
+        data = None if body is None else orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
         try:
-            resp = self._pool.request(method, url, body=data, headers=self.headers(content_type),
-                                      timeout=urllib3.Timeout(total=timeout or self.timeout), retries=False)
-        except urllib3.exceptions.HTTPError as e:
+            status, answer = self.connections.request(method, url, data, self.headers(content_type),
+                                                      timeout or self.timeout)
+        except _NETWORK_ERRORS as e:
             raise Unavailable("", "", "", f"{method} {path}: {e}") from None
-        payload = json.loads(resp.data) if resp.data else None
-        if resp.status >= 300:
-            if resp.status == 401:  # a rotated token: ask for the credentials again next time
+        payload = orjson.loads(answer) if answer else None
+        if status >= 300:
+            if status == 401:  # a rotated token: ask for the credentials again next time
                 self._auth_until = 0.0
-            raise api_error(resp.status, payload, f"{method} {path}")
+            raise api_error(status, payload, f"{method} {path}")
         return payload
 
     def stream(self, path: str, query: dict[str, Any], timeout: float) -> Iterator[dict]:
         """The lines of a watch, decoded; ends when the server closes it."""
-        url = self.host + path + "?" + urlencode(query)
         try:
-            resp = self._pool.request("GET", url, headers=self.headers(), preload_content=False, retries=False,
-                                      timeout=urllib3.Timeout(connect=10.0, read=timeout))
-        except urllib3.exceptions.HTTPError as e:
+            status, chunks, close = self.connections.stream(path + "?" + urlencode(query), self.headers(), timeout)
+        except _NETWORK_ERRORS as e:
             raise Unavailable("", "", "", f"watch {path}: {e}") from None
         try:
-            if resp.status >= 300:
-                data = resp.read()
-                raise api_error(resp.status, json.loads(data) if data else None, f"watch {path}")
+            if status >= 300:
+                data = b"".join(chunks)
+                raise api_error(status, orjson.loads(data) if data else None, f"watch {path}")
             buffer = b""
-            for chunk in resp.stream(1 << 16):
+            for chunk in chunks:
                 buffer += chunk
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
                     if line.strip():
-                        yield json.loads(line)
-        except (urllib3.exceptions.HTTPError, OSError) as e:
+                        yield orjson.loads(line)
+        except _NETWORK_ERRORS as e:
             raise Unavailable("", "", "", f"watch {path}: {e}") from None
         finally:
-            resp.release_conn()
+            close()
 
 
 def api_error(status: int, payload: Any, what: str) -> StoreError | AdmissionError | InvalidObject:
