@@ -225,6 +225,31 @@ def test_status_counters_task_status_count_and_conditions() -> None:
     assert c.errors == []
 
 
+def test_a_burst_of_pod_events_is_one_sync_and_later_events_still_count(monkeypatch) -> None:
+    """Volcano runs a full SyncJob (a pass over all the job's pods) per pod event; volcanic
+    skips a SyncJob request whose event a later SyncJob of the same job has seen (the
+    controller's _already_synced), so the 40 binds of one session cost one sync, not 40.
+    Events after that sync (each pod starting on its own) still get theirs."""
+    from volcanic.controllers.job.sync import JobActions
+    syncs: list[str] = []
+    real_sync = JobActions.sync_job
+    monkeypatch.setattr(JobActions, "sync_job",
+                        lambda self, job, update=None: (syncs.append(job["metadata"]["name"]),
+                                                        real_sync(self, job, update)))
+    c = started(job("j", task("t", 40, duration="5s")), nodes=(node("n1", cpu="64", start_delay="2s"),))
+    assert len(pods(c)) == 40
+    created = len(syncs)
+    c.run(1)  # the session binds the 40 pods
+    assert all(p["spec"].get("nodeName") == "n1" for p in pods(c).values())
+    assert len(syncs) - created == 1
+    c.run(2)  # each pod starts on its own
+    assert status(c).get("running") == 40
+    assert len(syncs) - created > 40
+    c.run(5)
+    assert status(c).get("succeeded") == 40 and phase(c) == "Completed"
+    assert c.errors == []
+
+
 # Failures: refused pods, bad plugins and policies, unknown commands, malformed jobs.
 MAX_REQUEUE = 15  # --max-requeue-num
 COMMAND_ACTIONS = ("AbortJob", "RestartJob", "RestartTask", "RestartPod", "RestartPartition",

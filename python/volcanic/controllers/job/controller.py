@@ -88,6 +88,12 @@ class JobController(Controller):
         self.recorder = controller_manager_recorder(ctx)
         self.actions = JobActions(ctx, self.recorder)
         self._delayed: dict[str, dict[str, _Delayed]] = {}  # job key -> pod name -> waiting action
+        # Coalescing of SyncJob requests (see _already_synced): a watch event's request is
+        # stamped with a count of events when queued; a job's successful SyncJob records the
+        # count at its start.
+        self._events = 0
+        self._queued_at: dict[Request, int] = {}
+        self._synced_at: dict[str, int] = {}
 
     def handlers(self) -> dict[str, Handler]:
         return {"Job": Handler(self._job_added, self._job_updated, self._job_deleted),
@@ -97,7 +103,7 @@ class JobController(Controller):
 
     # Events (§2.1).
     def _job_added(self, job: Obj) -> None:
-        self.queue.add(self._job_request(job, "OutOfSync"))
+        self._enqueue(self._job_request(job, "OutOfSync"))
 
     def _job_updated(self, old: Obj, new: Obj) -> None:
         # As Volcano's updateJob: an update with an unchanged resourceVersion is an informer
@@ -108,9 +114,10 @@ class JobController(Controller):
         old_phase = ((old.get("status") or {}).get("state") or {}).get("phase")
         new_phase = ((new.get("status") or {}).get("state") or {}).get("phase")
         if old.get("spec") != new.get("spec") or old_phase != new_phase:
-            self.queue.add(self._job_request(new, "OutOfSync"))
+            self._enqueue(self._job_request(new, "OutOfSync"))
 
     def _job_deleted(self, job: Obj) -> None:
+        self._synced_at.pop(f"{job['metadata']['namespace']}/{job['metadata']['name']}", None)
         for waiting in self._delayed.pop(f"{job['metadata']['namespace']}/{job['metadata']['name']}", {}).values():
             if waiting.timer is not None:
                 waiting.timer.cancel()
@@ -120,7 +127,7 @@ class JobController(Controller):
         req = self._pod_request(pod, "PodPending")
         if req is not None:
             event = "OutOfSync" if _annotations(pod).get(OUT_OF_SYNC) else "PodPending"
-            self.queue.add(replace(req, event=event))
+            self._enqueue(replace(req, event=event))
 
     def _pod_updated(self, old: Obj, new: Obj) -> None:
         if old["metadata"]["resourceVersion"] == new["metadata"]["resourceVersion"]:
@@ -140,7 +147,7 @@ class JobController(Controller):
             event = "PodRunning"
         elif old_phase != "Pending" and new_phase == "Pending":
             event = "PodPending"
-        self.queue.add(replace(req, event=event, exit_code=exit_code))
+        self._enqueue(replace(req, event=event, exit_code=exit_code))
 
     def _pod_deleted(self, pod: Obj) -> None:
         req = self._pod_request(pod, "PodEvicted")
@@ -148,14 +155,14 @@ class JobController(Controller):
             return
         job = self.ctx.lister.get("Job", req.job_name, req.namespace)
         out_of_sync = _annotations(pod).get(OUT_OF_SYNC) or job is None
-        self.queue.add(replace(req, event="OutOfSync" if out_of_sync else "PodEvicted"))
+        self._enqueue(replace(req, event="OutOfSync" if out_of_sync else "PodEvicted"))
 
     def _podgroup_updated(self, old: Obj, new: Obj) -> None:
         if _phase(old) == _phase(new):
             return
         ref = _controller_job(new)
         name = ref["name"] if ref else new["metadata"]["name"]
-        self.queue.add(Request(new["metadata"]["namespace"], name,
+        self._enqueue(Request(new["metadata"]["namespace"], name,
                                event="Unknown" if _phase(new) == "Unknown" else ""))
 
     def _command_added(self, cmd: Obj) -> None:
@@ -164,6 +171,24 @@ class JobController(Controller):
             self.queue.add(("command", cmd["metadata"]["namespace"], cmd["metadata"]["name"]))
 
     # Requests.
+    def _enqueue(self, req: Request) -> None:
+        """Queues the request of a watch event, stamped with the event's count (again when it
+        is already waiting: the newer event is what it stands for)."""
+        self._queued_at[req] = self._events
+        self._events += 1
+        self.queue.add(req)
+
+    def _already_synced(self, req: Request, queued: int | None, job: Obj, action: str) -> bool:
+        """True when the request asks for a SyncJob that a SyncJob of the same job, started
+        after its event, has done already: that sync read the pods, PodGroup and job as they
+        were after the event, and any later change has queued a request of its own. Volcano
+        runs one full sync per pod event, so a burst of N pod events costs N syncs of N pods
+        each; coalesced, it is one. Only where SyncJob is sync_job (Pending, Running,
+        Restarting): elsewhere it is a KillJob, which bumps the job's version each time."""
+        phase = ((job.get("status") or {}).get("state") or {}).get("phase") or "Pending"
+        return (action == "SyncJob" and queued is not None and phase in state.SYNCING
+                and self._synced_at.get(req.job_key, -1) > queued)
+
     def _job_request(self, job: Obj, event: str) -> Request:
         meta = job["metadata"]
         return Request(meta["namespace"], meta["name"], job_uid=meta["uid"], event=event)
@@ -217,6 +242,7 @@ class JobController(Controller):
             self._consume_command(*request[1:])
             return
         req: Request = request
+        queued = self._queued_at.pop(req, None)
         self._cancel_on_pod_event(req)
         job = self.ctx.lister.get("Job", req.job_name, req.namespace)
         if job is None:
@@ -229,9 +255,15 @@ class JobController(Controller):
             if delay:
                 self._delay(job, req, action, delay)
                 return
+            if self._already_synced(req, queued, job, action):
+                self.forget(req)
+                return
             if action != "SyncJob":
                 self.recorder.event(job, "Normal", "ExecuteAction", f"Start to execute action {action} ")
+            started = self._events
             state.execute(self.actions, job, action, _target(req, action))
+            if action == "SyncJob":
+                self._synced_at[req.job_key] = started
         except RETRIABLE as e:
             self._requeue(req, job, action, e)
             return

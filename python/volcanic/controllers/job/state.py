@@ -10,6 +10,8 @@ from volcanic.kube.objects import Obj
 
 TARGETED = ("RestartTask", "RestartPod", "RestartPartition")
 FINISHING = {"AbortJob": "Aborting", "CompleteJob": "Completing", "TerminateJob": "Terminating"}
+# Phases in which the SyncJob action is sync_job (elsewhere it is a KillJob).
+SYNCING = ("Pending", "Running", "Restarting")
 # Phases whose KillJob ends in a final phase once no pod is alive.
 DRAINING = {"Aborting": "Aborted", "Completing": "Completed", "Terminating": "Terminated"}
 
