@@ -530,7 +530,7 @@ def tls(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(tls):
-    s = start_server(*tls, lister=LISTER, read_timeout=1.0)
+    s = start_server(*tls, lister=LISTER, handshake_timeout=1.0, header_timeout=1.0, read_timeout=1.0)
     yield s
     s.stop()
 
@@ -714,12 +714,13 @@ def test_garbage_on_the_wire_leaves_the_server_up(server, conn):
 
 
 def test_connections_over_the_limit_are_closed(tls, client_context):
-    with start_server(*tls, lister=LISTER, read_timeout=0.5, max_connections=2) as s:
+    with start_server(*tls, lister=LISTER, header_timeout=0.5, max_connections=2,
+                      max_connections_per_address=3) as s:
         held = [raw_socket(s, client_context) for _ in range(2)]
         with pytest.raises((ssl.SSLError, ConnectionError, OSError)):
             raw_socket(s, client_context).recv(1)
         for h in held:
-            read_all(h)  # the idle ones are closed after the read timeout, and their slots freed
+            read_all(h)  # the silent ones are closed at the header deadline, and their slots freed
             h.close()
         time.sleep(0.1)
         c = http.client.HTTPSConnection("127.0.0.1", s.port, context=client_context, timeout=10)
