@@ -216,3 +216,16 @@ def test_limits_that_are_not_positive_numbers_are_refused(tls):
         start_server(*tls, header_timeout=0)
     with pytest.raises(TypeError, match="max_conections"):
         start_server(*tls, max_conections=3)
+
+
+def test_a_client_that_expects_100_continue_is_told_to_send_its_body(tls, client_context):
+    """curl waits for "100 Continue" before a large body (http.server answered it too)."""
+    with start_server(*tls, lister=LISTER) as server:
+        s = tls_socket(server, client_context)
+        body = json.dumps(REVIEW).encode()
+        s.sendall(b"POST /jobs/mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body))
+        assert s.recv(100) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        s.sendall(body)
+        assert s.recv(65536).startswith(b"HTTP/1.1 200 OK\r\n")
+        s.close()

@@ -95,6 +95,7 @@ class HttpServer:
         self._workers = ThreadPoolExecutor(limits.workers, thread_name_prefix=f"http-{self.server_address[1]}")
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)  # a worker never waits on a full wake-up pipe
         self._answers: deque[tuple[_Connection, Response]] = deque()
         self._connections: set[_Connection] = set()
         self._per_host: Counter[str] = Counter()
@@ -188,14 +189,18 @@ class HttpServer:
                 self._open(sock, host)
 
     def _open(self, sock: socket.socket, host: str) -> None:
-        sock.setblocking(False)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # each answer is one write
         now = time.monotonic()
-        if self.context is not None:
-            sock = self.context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
-            conn = _Connection(sock, host, "handshake", now + self.limits.handshake_timeout)
-        else:
-            conn = _Connection(sock, host, "head", now + self.limits.header_timeout)
+        try:
+            sock.setblocking(False)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # each answer is one write
+            if self.context is None:
+                conn = _Connection(sock, host, "head", now + self.limits.header_timeout)
+            else:
+                sock = self.context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+                conn = _Connection(sock, host, "handshake", now + self.limits.handshake_timeout)
+        except OSError:  # reset before we could look at it
+            sock.close()
+            return
         self._connections.add(conn)
         self._per_host[host] += 1
         self._watch(conn, selectors.EVENT_READ)
@@ -271,10 +276,21 @@ class HttpServer:
             conn.head = parse_head(bytes(conn.buffer[:end]), self.limits.max_body)
             del conn.buffer[:end]
             conn.state, conn.deadline = "body", time.monotonic() + self.limits.read_timeout
+            if len(conn.buffer) < conn.head.length:
+                self._continue(conn)
         if len(conn.buffer) >= conn.head.length:
             self._dispatch(conn)
         elif eof:
             raise WireError(400, f"the body ended after {len(conn.buffer)} of {conn.head.length} bytes")
+
+    def _continue(self, conn: _Connection) -> None:
+        """Tells a client that waits for it (curl, with large bodies) to send its body; if
+        these few bytes cannot go out at once, the client sends after its own wait."""
+        if conn.head.version == "HTTP/1.1" and (conn.head.headers.get("Expect") or "").lower() == "100-continue":
+            try:
+                conn.sock.send(b"HTTP/1.1 100 Continue\r\n\r\n")
+            except WANT_MORE:
+                pass
 
     def _incomplete_head(self, conn: _Connection, eof: bool) -> None:
         if len(conn.buffer) > MAX_HEAD:
