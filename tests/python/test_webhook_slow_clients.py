@@ -229,3 +229,21 @@ def test_a_client_that_expects_100_continue_is_told_to_send_its_body(tls, client
         s.sendall(body)
         assert s.recv(65536).startswith(b"HTTP/1.1 200 OK\r\n")
         s.close()
+
+
+def test_a_keep_alive_request_has_the_header_deadline_from_its_first_byte(tls, client_context):
+    """Between requests a connection may idle (idle_timeout); once the next request has
+    begun, its line and headers must all arrive within header_timeout."""
+    with start_server(*tls, lister=LISTER, header_timeout=0.8, idle_timeout=30) as server:
+        s = tls_socket(server, client_context)
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert s.recv(65536).startswith(b"HTTP/1.1 200 OK\r\n")
+        time.sleep(1.2)  # idle past the header deadline: still open
+        start = time.monotonic()
+        s.sendall(b"G")
+        assert closed_by_server(s, 0.3) is None
+        s.sendall(b"ET /healthz HTTP/1.1\r\n")  # and no more
+        answer = closed_by_server(s, 5)
+        assert answer is not None and answer.startswith(b"HTTP/1.1 408 "), answer
+        assert 0.7 < time.monotonic() - start < 1.6
+        s.close()
