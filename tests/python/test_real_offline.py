@@ -161,6 +161,32 @@ def test_health_and_metrics_endpoints():
             assert e.code == 503 and b"stuck: scheduler" in e.read()
     finally:
         server.shutdown()
+        server.server_close()
+
+
+def test_idle_clients_of_the_metrics_server_hold_no_thread_and_are_closed_at_the_deadline():
+    """The old ThreadingHTTPServer gave each connection a thread that waited for a request
+    line forever."""
+    import socket
+    import threading
+    import time
+    registry, health = CollectorRegistry(), serving.Health()
+    server = serving.serve("127.0.0.1:0", registry, health, header_timeout=0.5)
+    port = server.server_address[1]
+    threads = threading.active_count()
+    try:
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(100)]
+        health.beat("scheduler")
+        assert urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read() == b"ok"
+        assert threading.active_count() <= threads + 1  # at most the one worker that answered
+        start = time.monotonic()
+        assert all(s.recv(1) == b"" for s in idle)  # closed by the server
+        assert time.monotonic() - start < 1.5
+        for s in idle:
+            s.close()
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 class FakeLeases:

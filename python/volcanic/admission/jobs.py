@@ -13,28 +13,23 @@ the API server applies them:
 DELETE is not validated.
 
 Every rule is a plain function returning None (allowed) or a message, in Volcano's words
-where Volcano has them. Rules after the schema check may assume well-typed input.
+where Volcano has them. Rules after the schema check may assume well-typed input. This module
+holds the entry points, the rules on the whole job and the order they run in; the defaults
+are in job_defaults, the schema in job_schema, the per-task rules in job_task_rules and the
+UPDATE rules in job_update_rules.
 """
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Callable
 
 from volcanic.admission.chain import AdmissionRequest
-from volcanic.admission.common import (
-    dns1123_label_errors,
-    dns1123_subdomain_errors,
-    go_list,
-    invalid,
-    qualified_name_errors,
-    quantity,
-)
+from volcanic.admission.common import dns1123_subdomain_errors, go_list, qualified_name_errors
+from volcanic.admission.job_defaults import default_job
 from volcanic.admission.job_policies import validate_policies
 from volcanic.admission.job_schema import (
     as_int,
     check_job_shape,
-    is_int,
     job_name,
     plugins_of_job,
     spec_of,
@@ -47,21 +42,34 @@ from volcanic.admission.job_schema import (
     validate_scheduler_name,
     validate_task_crd_fields,
 )
-from volcanic.admission.pod_template import pod_spec, pod_template_errors
+from volcanic.admission.job_task_rules import (
+    validate_pod_name,
+    validate_task_min_available,
+    validate_task_name,
+    validate_task_name_unique,
+    validate_task_partition_policy,
+    validate_task_policies,
+    validate_task_replicas,
+    validate_task_template,
+    validate_task_topology_policy,
+)
+from volcanic.admission.job_update_rules import (
+    validate_update_immutable_fields,
+    validate_update_job_min_available,
+    validate_update_partition_policy,
+    validate_update_task_count,
+    validate_update_task_min_available,
+    validate_update_task_replicas,
+)
 from volcanic.controllers.job.plugins import PLUGINS, PluginError
 
 Obj = dict[str, Any]
-DISTRIBUTED_PLUGINS = ("tensorflow", "mpi", "pytorch", "ray")
 
 # Volcano's registered job plugins (pkg/controllers/job/plugins/factory.go). The webhook
 # accepts all of them; volcanic's job controller implements env, svc, ssh, tensorflow,
 # pytorch and mpi only (PLUGINS), so a job naming hcclrank or ray is admitted, as in
 # Volcano, and then fails in the controller with an "unknown plugin" PluginError.
 VOLCANO_PLUGINS = ("ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "hcclrank", "ray")
-
-
-UPDATE_FIELDS_MESSAGE = ("job updates may not change fields other than `minAvailable`, "
-                         "`tasks[*].replicas under spec` and `PriorityClassName`")
 
 
 # --- Mutation (reference §3.2) -------------------------------------------------------------
@@ -76,63 +84,6 @@ def mutators(conf: Any) -> list[Callable[[AdmissionRequest], Obj]]:
         return default_job(request.obj, conf.scheduler_names[0])
 
     return [mutate]
-
-
-def _unset(value: Any) -> bool:
-    """Go's zero value for a string or int32 field: absent, null, "" or 0."""
-    return value is None or value == "" or (is_int(value) and value == 0)
-
-
-def default_job(job: Obj, scheduler_name: str = "volcano") -> Obj:
-    """A copy of `job` with Volcano's defaults filled in (reference §3.2). A field of the
-    wrong type is left as it is, for the validator to deny; this never raises."""
-    job = copy.deepcopy(job)
-    spec = job.get("spec")
-    if not isinstance(spec, dict):
-        return job
-    if _unset(spec.get("queue")):
-        spec["queue"] = "default"
-    if _unset(spec.get("schedulerName")):
-        spec["schedulerName"] = scheduler_name
-    if _unset(spec.get("maxRetry")):
-        spec["maxRetry"] = 3
-    tasks = spec.get("tasks") if isinstance(spec.get("tasks"), list) else []
-    for i, task in enumerate(tasks):
-        if isinstance(task, dict):
-            _default_task(task, i)
-    if _unset(spec.get("minAvailable")):
-        values = [t.get("minAvailable") for t in tasks if isinstance(t, dict)]
-        if all(is_int(v) for v in values) and all(isinstance(t, dict) for t in tasks):
-            spec["minAvailable"] = sum(values)
-    plugins = spec.get("plugins")
-    if isinstance(plugins, dict):
-        if any(p in plugins for p in DISTRIBUTED_PLUGINS):
-            plugins.setdefault("svc", [])
-        if "mpi" in plugins:
-            plugins.setdefault("ssh", [])
-    return job
-
-
-def _default_task(task: Obj, index: int) -> None:
-    """A task's defaults: name, dnsPolicy with hostNetwork, minAvailable, maxRetry."""
-    if _unset(task.get("name")):
-        task["name"] = f"default{index}"
-    template = task.get("template")
-    pod_spec = template.get("spec") if isinstance(template, dict) else None
-    if isinstance(pod_spec, dict) and pod_spec.get("hostNetwork") is True and _unset(pod_spec.get("dnsPolicy")):
-        pod_spec["dnsPolicy"] = "ClusterFirstWithHostNet"
-    if task.get("minAvailable") is None:
-        partition = task.get("partitionPolicy")
-        replicas = task["replicas"] if task.get("replicas") is not None else 0
-        min_partitions = partition.get("minPartitions") if isinstance(partition, dict) else None
-        size = partition.get("partitionSize") if isinstance(partition, dict) else None
-        if is_int(min_partitions) and min_partitions > 0:
-            if is_int(size) or size is None:
-                task["minAvailable"] = min_partitions * (size or 0)
-        elif is_int(replicas):
-            task["minAvailable"] = replicas
-    if _unset(task.get("maxRetry")):
-        task["maxRetry"] = 3
 
 
 # --- The validators (reference §3.1) -------------------------------------------------------
@@ -236,141 +187,6 @@ def _flag(arguments: Any, name: str, default: str) -> str:
         elif i < len(arguments) and isinstance(arguments[i], str):
             value, i = arguments[i], i + 1
     return value
-
-
-# --- CREATE: per task -----------------------------------------------------------------------
-
-def _in_task(task: Obj, job: Obj) -> str:
-    return f"in task: {task_name(task)}, job: {job_name(job)}"
-
-
-def validate_task_replicas(job: Obj, index: int, task: Obj) -> str | None:
-    """reference §3.1 CRD/VAP: task replicas >= 0."""
-    if as_int(task.get("replicas")) < 0:
-        return f"'replicas' < 0 {_in_task(task, job)}"
-    return None
-
-
-def validate_task_min_available(job: Obj, index: int, task: Obj) -> str | None:
-    """reference §3.1: 0 <= task.minAvailable <= replicas (when minAvailable is set)."""
-    value = task.get("minAvailable")
-    if not is_int(value):
-        return None
-    if value < 0:
-        return f"'minAvailable' < 0 {_in_task(task, job)}"
-    if value > as_int(task.get("replicas")):
-        return f"'minAvailable' is greater than 'replicas' {_in_task(task, job)}"
-    return None
-
-
-def validate_task_partition_policy(job: Obj, index: int, task: Obj) -> str | None:
-    """reference §3.1 partitionPolicy: totalPartitions > 0 and partitionSize > 0; replicas
-    == totalPartitions*partitionSize; with minPartitions > 0 and minAvailable set,
-    minAvailable == minPartitions*partitionSize."""
-    partition = task.get("partitionPolicy")
-    if not isinstance(partition, dict):
-        return None
-    total, size = as_int(partition.get("totalPartitions")), as_int(partition.get("partitionSize"))
-    if total <= 0:
-        return f"'TotalPartitions' must be greater than 0 {_in_task(task, job)}"
-    if size <= 0:
-        return f"'PartitionSize' must be greater than 0 {_in_task(task, job)}"
-    if as_int(task.get("replicas")) != total * size:
-        return f"'Replicas' are not equal to TotalPartitions*PartitionSize {_in_task(task, job)}"
-    min_partitions, min_available = as_int(partition.get("minPartitions")), task.get("minAvailable")
-    if min_partitions > 0 and is_int(min_available) and min_available != min_partitions * size:
-        return f"'MinAvailable' is not equal to MinPartitions*PartitionSize {_in_task(task, job)}"
-    return None
-
-
-def validate_task_name(job: Obj, index: int, task: Obj) -> str | None:
-    """reference §3.1 CRD/webhook: the task name is an RFC 1123 label (at most 63 characters)."""
-    name = task.get("name")
-    errs = dns1123_label_errors(name if name is not None else "")
-    return invalid(f"spec.tasks[{index}].name", name if name is not None else "", "; ".join(errs)) if errs else None
-
-
-def validate_task_name_unique(job: Obj, index: int, task: Obj) -> str | None:
-    """reference §3.1: task names are unique ("duplicated task name")."""
-    name = task_name(task)
-    if any(task_name(t) == name for t in tasks_of(job)[:index]):
-        return f"duplicated task name {name}"
-    return None
-
-
-def validate_task_policies(job: Obj, index: int, task: Obj) -> str | None:
-    """reference §3.1: the task's lifecycle policies are valid (validate_policies)."""
-    return validate_policies(task.get("policies"), f"spec.tasks[{index}].policies")
-
-
-def validate_pod_name(job: Obj, index: int, task: Obj) -> str | None:
-    """reference §3.1: the pod name "<job>-<task>-<task index>" is a qualified name (so at
-    most 63 characters)."""
-    pod = f"{job_name(job)}-{task_name(task)}-{index}"
-    errs = qualified_name_errors(pod)
-    if errs:
-        return f"create pod with name {pod} validate failed {go_list(errs)}"
-    return None
-
-
-def validate_task_template(job: Obj, index: int, task: Obj) -> str | None:
-    """reference §3.1: the pod template passes Kubernetes' ValidatePodTemplate (a subset, see
-    pod_template_errors), reported as Volcano does: "spec.task[<i>]." then each error."""
-    errs = pod_template_errors(task.get("template"))
-    if errs:
-        return f"spec.task[{index}]." + "".join(f"{e}. " for e in errs).rstrip()
-    return None
-
-
-def validate_task_topology_policy(job: Obj, index: int, task: Obj) -> str | None:
-    """reference §3.1: with a topologyPolicy other than none, the pod is Guaranteed (as
-    Volcano checks; requests taken from limits when a container has none) and every
-    container's and init container's CPU request is a whole number of CPUs."""
-    policy = task.get("topologyPolicy")
-    if policy in (None, "", "none"):
-        return None
-    spec = pod_spec(task.get("template"))
-    all_containers = []
-    for key in ("containers", "initContainers"):
-        for c in spec.get(key) or []:
-            if isinstance(c, dict):
-                all_containers.append(c)
-    resources = []
-    for c in all_containers:
-        res = c.get("resources") if isinstance(c.get("resources"), dict) else {}
-        limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
-        requests = res.get("requests") if isinstance(res.get("requests"), dict) and res.get("requests") else limits
-        resources.append((requests, limits))
-    qos = pod_qos(resources)
-    if qos != "Guaranteed":
-        return f"spec.task[{index}] isn't Guaranteed pod, kind={qos}"
-    for i, (requests, _) in enumerate(resources):
-        cpu = quantity(requests.get("cpu", 0))
-        if cpu is None or cpu == 0 or cpu.denominator != 1:
-            return f"the cpu request isn't  an integer in spec.task[{index}] container[{i}]."
-    return None
-
-
-def pod_qos(resources: list[tuple[dict, dict]]) -> str:
-    """Kubernetes' GetPodQOS over (requests, limits) of every container: BestEffort without
-    cpu/memory requests and limits; Guaranteed when every container limits cpu and memory
-    and the summed requests equal the summed limits; Burstable otherwise."""
-    requests: dict[str, Any] = {}
-    limits: dict[str, Any] = {}
-    guaranteed = True
-    for reqs, lims in resources:
-        for into, values in ((requests, reqs), (limits, lims)):
-            for name in ("cpu", "memory"):
-                q = quantity(values.get(name))
-                if q is not None and q > 0:
-                    into[name] = into.get(name, 0) + q
-        if not all((quantity(lims.get(n)) or 0) > 0 for n in ("cpu", "memory")):
-            guaranteed = False
-    if not requests and not limits:
-        return "BestEffort"
-    if guaranteed and requests == limits:
-        return "Guaranteed"
-    return "Burstable"
 
 
 # --- CREATE: the job ------------------------------------------------------------------------
@@ -563,102 +379,6 @@ def validate_job_create(job: Obj, lister: Any = None) -> str | None:
 
 
 # --- UPDATE: validateJobUpdate --------------------------------------------------------------
-
-def validate_update_task_replicas(job: Obj) -> str | None:
-    """reference §3.1 UPDATE: every task's replicas >= 0."""
-    for task in tasks_of(job):
-        if as_int(task.get("replicas")) < 0:
-            return f"'replicas' must be >= 0 in task: {task_name(task)}"
-    return None
-
-
-def validate_update_task_min_available(job: Obj) -> str | None:
-    """reference §3.1 UPDATE: 0 <= task.minAvailable <= replicas."""
-    for task in tasks_of(job):
-        value = task.get("minAvailable")
-        if not is_int(value):
-            continue
-        if value < 0:
-            return f"'minAvailable' must be >= 0 in task: {task_name(task)}"
-        if value > as_int(task.get("replicas")):
-            return f"'minAvailable' must be <= 'replicas' in task: {task_name(task)}"
-    return None
-
-
-def validate_update_partition_policy(job: Obj) -> str | None:
-    """reference §3.1 UPDATE: partitionPolicy is re-checked (validate_task_partition_policy)."""
-    for i, task in enumerate(tasks_of(job)):
-        message = validate_task_partition_policy(job, i, task)
-        if message:
-            return message
-    return None
-
-
-def validate_update_job_min_available(job: Obj) -> str | None:
-    """reference §3.1 UPDATE: 0 <= job.minAvailable <= the total replicas."""
-    value = as_int(spec_of(job).get("minAvailable"))
-    if value > sum(as_int(t.get("replicas")) for t in tasks_of(job)):
-        return "job 'minAvailable' must not be greater than total replicas"
-    if value < 0:
-        return "job 'minAvailable' must be >= 0"
-    return None
-
-
-def validate_update_task_count(old: Obj, new: Obj) -> str | None:
-    """reference §3.1 UPDATE: the number of tasks cannot change."""
-    if len(tasks_of(old)) != len(tasks_of(new)):
-        return "job updates may not add or remove tasks"
-    return None
-
-
-# Fields that are Go maps: an entry with an empty value is still an entry.
-_MAP_FIELDS = frozenset({"plugins", "labels", "annotations", "nodeSelector", "requests", "limits"})
-
-
-def _semantic(value: Any, is_map: bool = False) -> Any:
-    """A spec as Go's typed comparison (apiequality.Semantic) sees it: a struct field that is
-    null, "", [] or {} is unset; map entries are kept."""
-    if isinstance(value, dict):
-        out = {k: _semantic(v, k in _MAP_FIELDS) for k, v in value.items()}
-        if is_map:
-            return out
-        return {k: v for k, v in out.items() if v not in (None, "", [], {})}
-    if isinstance(value, list):
-        return [_semantic(v) for v in value]
-    return value
-
-
-def _comparable_spec(job: Obj, allowed_from: Obj) -> Any:
-    """job.spec with the fields an update may change taken from `allowed_from`, and
-    volumeClaimName dropped where volumeClaim is set (the controller fills it in)."""
-    spec = copy.deepcopy(spec_of(job))
-    source = spec_of(allowed_from)
-    for key in ("minAvailable", "priorityClassName"):
-        spec.pop(key, None)
-        if key in source:
-            spec[key] = copy.deepcopy(source[key])
-    tasks, source_tasks = spec.get("tasks"), source.get("tasks")
-    if isinstance(tasks, list) and isinstance(source_tasks, list):
-        for task, src in zip(tasks, source_tasks):
-            if isinstance(task, dict) and isinstance(src, dict):
-                for key in ("replicas", "minAvailable"):
-                    task.pop(key, None)
-                    if key in src:
-                        task[key] = copy.deepcopy(src[key])
-    volumes = spec.get("volumes")
-    for v in volumes if isinstance(volumes, list) else []:
-        if isinstance(v, dict) and v.get("volumeClaim") is not None:
-            v.pop("volumeClaimName", None)
-    return _semantic(spec)
-
-
-def validate_update_immutable_fields(old: Obj, new: Obj) -> str | None:
-    """reference §3.1 UPDATE: only minAvailable, tasks[*].replicas, tasks[*].minAvailable and
-    priorityClassName may change (volumeClaimName is ignored where volumeClaim is set)."""
-    if _comparable_spec(new, old) != _comparable_spec(old, old):
-        return UPDATE_FIELDS_MESSAGE
-    return None
-
 
 def validate_job_update(old: Obj, new: Obj) -> str | None:
     """reference §3.1 UPDATE, in Volcano's order; the first denial is the answer."""

@@ -61,7 +61,7 @@ def _webhook(process, store, args, listen: str, url: str | None, register: bool)
     from volcanic.real.webhook import WebhookDaemon
     tls = (args.tls_cert, args.tls_key) if getattr(args, "tls_cert", None) else None
     daemon = WebhookDaemon(store, listen, url, tls, admission_conf(args), process.health,
-                           paths=_admissions(args), register=register)
+                           paths=_admissions(args), register=register, limits=webhook_limits(args))
     return Component("webhook", None, daemon.run)
 
 
@@ -71,6 +71,44 @@ def admission_conf(args: argparse.Namespace):
                          max_queue_depth=getattr(args, "max_queue_depth", 5),
                          root_queue_protection=getattr(args, "enable_root_queue_protection", True),
                          queue_allocated_pods_check=getattr(args, "enable_queue_allocated_pods_check", False))
+
+
+def _positive_duration(text: str) -> float:
+    try:
+        seconds = _duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text!r}")
+    return seconds
+
+
+def _positive_int(text: str) -> int:
+    if not (text.strip().isascii() and text.strip().isdigit()) or int(text) <= 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number more than 0, got {text!r}")
+    return int(text)
+
+
+# The webhook's connection limits (volcanic.admission.http_server.Limits) by flag: (type, help).
+LIMIT_FLAGS = {
+    "handshake_timeout": (_positive_duration, "time for a client's TLS handshake (default 10s)"),
+    "header_timeout": (_positive_duration, "time for a request's line and headers, all of them (default 10s)"),
+    "read_timeout": (_positive_duration, "time for a request's body, after its headers (default 10s)"),
+    "idle_timeout": (_positive_duration, "time a keep-alive connection waits for its next request (default 90s)"),
+    "max_connections": (_positive_int, "connections open at once (default 1024)"),
+    "max_connections_per_address": (_positive_int, "connections open at once from one client address "
+                                                   "(default 128)"),
+}
+
+
+def add_limit_flags(parser: argparse.ArgumentParser) -> None:
+    for name, (kind, text) in LIMIT_FLAGS.items():
+        parser.add_argument("--" + name.replace("_", "-"), type=kind, help=text)
+
+
+def webhook_limits(args: argparse.Namespace) -> dict:
+    """The limits given as flags; the others keep their defaults."""
+    return {name: getattr(args, name) for name in LIMIT_FLAGS if getattr(args, name, None) is not None}
 
 
 def _admissions(args: argparse.Namespace) -> tuple[str, ...]:

@@ -10,7 +10,8 @@ from typing import Any, Sequence
 
 import yaml
 
-from volcanic.cli.kube import add_commands, admission_conf, cmd_cluster_webhook, kubeconfig_flag
+from volcanic.cli.kube import (add_commands, add_limit_flags, admission_conf, cmd_cluster_webhook, kubeconfig_flag,
+                               webhook_limits)
 from volcanic.errors import AdmissionError, ConfigError, InvalidObject, PluginError
 from volcanic.kube.errors import StoreError
 
@@ -118,7 +119,8 @@ def _cmd_webhook(args: argparse.Namespace) -> int:
     def ready(server: Any) -> None:
         print(f"serving {server.url}", flush=True)
     host, _, port = args.listen.rpartition(":")
-    serve(int(port), args.tls_cert, args.tls_key, admission_conf(args), lister, host=host or "0.0.0.0", ready=ready)
+    serve(int(port), args.tls_cert, args.tls_key, admission_conf(args), lister, host=host or "0.0.0.0", ready=ready,
+          **webhook_limits(args))
     return 0
 
 
@@ -236,6 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="refuse changes to the root queue's resources (default on)")
     w.add_argument("--enable-queue-allocated-pods-check", action="store_true",
                    help="refuse to delete a queue with allocated pods")
+    add_limit_flags(w)
     w.set_defaults(func=_cmd_webhook)
     add_commands(sub)
     return p

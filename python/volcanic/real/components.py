@@ -71,6 +71,7 @@ class Process:
             t.join(15)
         if server is not None:
             server.shutdown()
+            server.server_close()
         for failure in failures:
             log.error("%s", failure)
         return 1 if failures or not stop.is_set() else 0

@@ -3,17 +3,23 @@
 /healthz answers 200 while every component in the process has shown it is alive (its loop
 beat) within the last STALE seconds, and 503 naming the stuck ones otherwise; a liveness
 probe restarts a process whose loop hangs. /metrics is prometheus-client's text format.
+The server is the webhook's (volcanic.admission.http_server), over plain HTTP, so a slow or
+idle client holds no thread and meets the same deadlines and connection bounds.
 """
 
 from __future__ import annotations
 
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import threading
 import time
+from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
+from volcanic.admission.http_server import HttpServer, Limits
+from volcanic.admission.http_wire import Request, Response
+
 STALE = 60.0
+TEXT = "text/plain; charset=utf-8"
 
 
 class Health:
@@ -30,31 +36,29 @@ class Health:
         return sorted(c for c, t in self._beats.items() if now - t > STALE)
 
 
-def serve(address: str, registry: CollectorRegistry, health: Health) -> ThreadingHTTPServer:
-    """Serves /metrics and /healthz on HOST:PORT in a daemon thread."""
+class MetricsServer(HttpServer):
+    server_version = "volcanic-metrics"
+
+    def __init__(self, address: tuple[str, int], registry: CollectorRegistry, health: Health, **limits: Any) -> None:
+        self.registry, self.health = registry, health
+        super().__init__(address, None, Limits(**limits))
+
+    def handle(self, request: Request) -> Response:
+        path = request.head.path
+        if request.head.method != "GET":
+            return Response(405, b"GET only", TEXT, {"Allow": "GET"})
+        if path == "/metrics":
+            return Response(200, generate_latest(self.registry), CONTENT_TYPE_LATEST)
+        if path in ("/healthz", "/livez", "/readyz"):
+            stuck = self.health.stuck()
+            return Response(503, f"stuck: {', '.join(stuck)}".encode(), TEXT) if stuck else Response(200, b"ok", TEXT)
+        return Response(404, b"not found", TEXT)
+
+
+def serve(address: str, registry: CollectorRegistry, health: Health, **limits: Any) -> MetricsServer:
+    """Serves /metrics and /healthz on HOST:PORT in a daemon thread; `limits` as
+    http_server.Limits. Stop it with .shutdown()."""
     host, _, port = address.rpartition(":")
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            if self.path == "/metrics":
-                self._answer(200, generate_latest(registry), CONTENT_TYPE_LATEST)
-            elif self.path in ("/healthz", "/livez", "/readyz"):
-                stuck = health.stuck()
-                self._answer(503 if stuck else 200, (f"stuck: {', '.join(stuck)}" if stuck else "ok").encode())
-            else:
-                self._answer(404, b"not found")
-
-        def _answer(self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8") -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *_: object) -> None:
-            pass  # scrapes every few seconds would drown the log
-
-    server = ThreadingHTTPServer((host or "0.0.0.0", int(port)), Handler)
-    server.daemon_threads = True
+    server = MetricsServer((host or "0.0.0.0", int(port)), registry, health, **limits)
     threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
     return server

@@ -55,8 +55,9 @@ class WebhookDaemon:
     def __init__(self, store: KubeStore, listen: str = "0.0.0.0:8443", url: str | None = None,
                  tls: tuple[str, str] | None = None, conf: AdmissionConf | None = None,
                  health: Health | None = None, paths: tuple[str, ...] = DEFAULT_ADMISSIONS,
-                 register: bool = True) -> None:
+                 register: bool = True, limits: dict[str, Any] | None = None) -> None:
         self.store, self.url, self.health = store, url, health or Health()
+        self.limits = limits or {}  # http_server.Limits' fields
         self.paths, self.register = paths, register
         self.host, _, port = listen.rpartition(":")
         self.port = int(port)
@@ -77,9 +78,9 @@ class WebhookDaemon:
             if stop.is_set():
                 return
         self._pump()
-        self.server = make_server(self.cert, self.key, self.conf, self.lister, self.host or "0.0.0.0", self.port)
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.2}, name="webhook",
-                         daemon=True).start()
+        self.server = make_server(self.cert, self.key, self.conf, self.lister, self.host or "0.0.0.0", self.port,
+                                  **self.limits)
+        threading.Thread(target=self.server.serve_forever, name="webhook", daemon=True).start()
         log.info("webhook: serving on %s:%d", self.host or "0.0.0.0", self.server.port)
         try:
             if self.register:

@@ -1,0 +1,147 @@
+"""Volcano's per-task Job rules of CREATE (reference §3.1, validateJobCreate's loop over
+tasks): each takes (job, index, task) and returns None or Volcano's message. The order and
+the early stops are volcanic.admission.jobs.validate_job_create's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from volcanic.admission.common import dns1123_label_errors, go_list, invalid, qualified_name_errors, quantity
+from volcanic.admission.job_policies import validate_policies
+from volcanic.admission.job_schema import as_int, is_int, job_name, task_name, tasks_of
+from volcanic.admission.pod_template import pod_spec, pod_template_errors
+
+Obj = dict[str, Any]
+
+
+def _in_task(task: Obj, job: Obj) -> str:
+    return f"in task: {task_name(task)}, job: {job_name(job)}"
+
+
+def validate_task_replicas(job: Obj, index: int, task: Obj) -> str | None:
+    """reference §3.1 CRD/VAP: task replicas >= 0."""
+    if as_int(task.get("replicas")) < 0:
+        return f"'replicas' < 0 {_in_task(task, job)}"
+    return None
+
+
+def validate_task_min_available(job: Obj, index: int, task: Obj) -> str | None:
+    """reference §3.1: 0 <= task.minAvailable <= replicas (when minAvailable is set)."""
+    value = task.get("minAvailable")
+    if not is_int(value):
+        return None
+    if value < 0:
+        return f"'minAvailable' < 0 {_in_task(task, job)}"
+    if value > as_int(task.get("replicas")):
+        return f"'minAvailable' is greater than 'replicas' {_in_task(task, job)}"
+    return None
+
+
+def validate_task_partition_policy(job: Obj, index: int, task: Obj) -> str | None:
+    """reference §3.1 partitionPolicy: totalPartitions > 0 and partitionSize > 0; replicas
+    == totalPartitions*partitionSize; with minPartitions > 0 and minAvailable set,
+    minAvailable == minPartitions*partitionSize."""
+    partition = task.get("partitionPolicy")
+    if not isinstance(partition, dict):
+        return None
+    total, size = as_int(partition.get("totalPartitions")), as_int(partition.get("partitionSize"))
+    if total <= 0:
+        return f"'TotalPartitions' must be greater than 0 {_in_task(task, job)}"
+    if size <= 0:
+        return f"'PartitionSize' must be greater than 0 {_in_task(task, job)}"
+    if as_int(task.get("replicas")) != total * size:
+        return f"'Replicas' are not equal to TotalPartitions*PartitionSize {_in_task(task, job)}"
+    min_partitions, min_available = as_int(partition.get("minPartitions")), task.get("minAvailable")
+    if min_partitions > 0 and is_int(min_available) and min_available != min_partitions * size:
+        return f"'MinAvailable' is not equal to MinPartitions*PartitionSize {_in_task(task, job)}"
+    return None
+
+
+def validate_task_name(job: Obj, index: int, task: Obj) -> str | None:
+    """reference §3.1 CRD/webhook: the task name is an RFC 1123 label (at most 63 characters)."""
+    name = task.get("name")
+    errs = dns1123_label_errors(name if name is not None else "")
+    return invalid(f"spec.tasks[{index}].name", name if name is not None else "", "; ".join(errs)) if errs else None
+
+
+def validate_task_name_unique(job: Obj, index: int, task: Obj) -> str | None:
+    """reference §3.1: task names are unique ("duplicated task name")."""
+    name = task_name(task)
+    if any(task_name(t) == name for t in tasks_of(job)[:index]):
+        return f"duplicated task name {name}"
+    return None
+
+
+def validate_task_policies(job: Obj, index: int, task: Obj) -> str | None:
+    """reference §3.1: the task's lifecycle policies are valid (validate_policies)."""
+    return validate_policies(task.get("policies"), f"spec.tasks[{index}].policies")
+
+
+def validate_pod_name(job: Obj, index: int, task: Obj) -> str | None:
+    """reference §3.1: the pod name "<job>-<task>-<task index>" is a qualified name (so at
+    most 63 characters)."""
+    pod = f"{job_name(job)}-{task_name(task)}-{index}"
+    errs = qualified_name_errors(pod)
+    if errs:
+        return f"create pod with name {pod} validate failed {go_list(errs)}"
+    return None
+
+
+def validate_task_template(job: Obj, index: int, task: Obj) -> str | None:
+    """reference §3.1: the pod template passes Kubernetes' ValidatePodTemplate (a subset, see
+    pod_template_errors), reported as Volcano does: "spec.task[<i>]." then each error."""
+    errs = pod_template_errors(task.get("template"))
+    if errs:
+        return f"spec.task[{index}]." + "".join(f"{e}. " for e in errs).rstrip()
+    return None
+
+
+def validate_task_topology_policy(job: Obj, index: int, task: Obj) -> str | None:
+    """reference §3.1: with a topologyPolicy other than none, the pod is Guaranteed (as
+    Volcano checks; requests taken from limits when a container has none) and every
+    container's and init container's CPU request is a whole number of CPUs."""
+    policy = task.get("topologyPolicy")
+    if policy in (None, "", "none"):
+        return None
+    spec = pod_spec(task.get("template"))
+    all_containers = []
+    for key in ("containers", "initContainers"):
+        for c in spec.get(key) or []:
+            if isinstance(c, dict):
+                all_containers.append(c)
+    resources = []
+    for c in all_containers:
+        res = c.get("resources") if isinstance(c.get("resources"), dict) else {}
+        limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
+        requests = res.get("requests") if isinstance(res.get("requests"), dict) and res.get("requests") else limits
+        resources.append((requests, limits))
+    qos = pod_qos(resources)
+    if qos != "Guaranteed":
+        return f"spec.task[{index}] isn't Guaranteed pod, kind={qos}"
+    for i, (requests, _) in enumerate(resources):
+        cpu = quantity(requests.get("cpu", 0))
+        if cpu is None or cpu == 0 or cpu.denominator != 1:
+            return f"the cpu request isn't  an integer in spec.task[{index}] container[{i}]."
+    return None
+
+
+def pod_qos(resources: list[tuple[dict, dict]]) -> str:
+    """Kubernetes' GetPodQOS over (requests, limits) of every container: BestEffort without
+    cpu/memory requests and limits; Guaranteed when every container limits cpu and memory
+    and the summed requests equal the summed limits; Burstable otherwise."""
+    requests: dict[str, Any] = {}
+    limits: dict[str, Any] = {}
+    guaranteed = True
+    for reqs, lims in resources:
+        for into, values in ((requests, reqs), (limits, lims)):
+            for name in ("cpu", "memory"):
+                q = quantity(values.get(name))
+                if q is not None and q > 0:
+                    into[name] = into.get(name, 0) + q
+        if not all((quantity(lims.get(n)) or 0) > 0 for n in ("cpu", "memory")):
+            guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed and requests == limits:
+        return "Guaranteed"
+    return "Burstable"
