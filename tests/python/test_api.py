@@ -87,6 +87,12 @@ def test_scheduler_confirmed_bind_and_delete():
     (lambda p: p["metadata"].pop("name"), "Pod ns/<unnamed>: metadata.name: is required"),
     (lambda p: p["spec"].update(containers={}), "Pod ns/p: spec.containers: must be an array, got object"),
     (lambda p: p["metadata"]["annotations"].update(x=3), "Pod ns/p: metadata.annotations.x: must be a string"),
+    (lambda p: p["spec"].update(topologySpreadConstraints=[
+        {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"}]),
+     "Pod ns/p: spec.topologySpreadConstraints[0].maxSkew: must be an integer of at least 1"),
+    (lambda p: p["spec"].update(topologySpreadConstraints=[
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Sometimes"}]),
+     "Pod ns/p: spec.topologySpreadConstraints[0].whenUnsatisfiable: must be DoNotSchedule or ScheduleAnyway"),
 ])
 def test_malformed_objects_name_object_and_field(mutate, message):
     p = pod("p", "pg")

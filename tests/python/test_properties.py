@@ -48,11 +48,15 @@ def clusters(draw):
         if rng.random() < 0.3:
             spec["capability"] = {"cpu": str(rng.randint(1, 10))}
         objs.append(queue(q, weight=rng.randint(1, 4), **spec))
-    for j in range(rng.randint(1, 7)):
+    jobs = rng.randint(1, 7)
+    # Distinct seconds: jobs created in the same second go in the order the scheduler first saw
+    # them (test_scheduling_order.py), so only with distinct ones is input order irrelevant.
+    seconds = rng.sample(range(60), jobs)
+    for j in range(jobs):
         tasks = rng.randint(1, 5)
         g = podgroup(f"job{j}", rng.randint(1, tasks), queue=rng.choice(queues),
                      phase=rng.choice(["Pending", "Inqueue"]))
-        g["metadata"]["creationTimestamp"] = f"2024-01-01T00:00:{rng.randint(0, 5):02d}Z"
+        g["metadata"]["creationTimestamp"] = f"2024-01-01T00:00:{seconds[j]:02d}Z"
         objs.append(g)
         cpu, mem = rng.choice(list(CPU)), rng.choice(list(MEM))
         selector = {"zone": rng.choice("ab")} if rng.random() < 0.3 else None

@@ -135,6 +135,46 @@ absl::Status ParsePodAffinity(const json& affinity, const Fields& f, const char*
   return absl::OkStatus();
 }
 
+// spec.topologySpreadConstraints, checked as the API server validates them.
+absl::Status ParseTopologySpread(const json& spec, const Fields& f, const Labels& pod_labels, Placement& p) {
+  ASSIGN_OR_RETURN(const json* arr, f.Array(spec, "topologySpreadConstraints", "spec"));
+  for (size_t i = 0; i < arr->size(); ++i) {
+    std::string path = absl::StrCat("spec.topologySpreadConstraints[", i, "]");
+    const json& c = (*arr)[i];
+    SpreadConstraint sc;
+    ASSIGN_OR_RETURN(auto skew, f.Int(c, "maxSkew", path));
+    if (!skew || *skew < 1 || *skew > INT32_MAX) return f.Error(path + ".maxSkew", "must be an integer of at least 1");
+    sc.max_skew = static_cast<int32_t>(*skew);
+    ASSIGN_OR_RETURN(auto key, f.String(c, "topologyKey", path));
+    if (!key || key->empty()) return f.Error(path + ".topologyKey", "is required");
+    sc.topology_key = *key;
+    ASSIGN_OR_RETURN(auto when, f.String(c, "whenUnsatisfiable", path));
+    if (!when || (*when != "DoNotSchedule" && *when != "ScheduleAnyway"))
+      return f.Error(path + ".whenUnsatisfiable", "must be DoNotSchedule or ScheduleAnyway");
+    sc.soft = *when == "ScheduleAnyway";
+    for (auto [field, honor] : {std::pair{"nodeAffinityPolicy", &sc.honor_node_affinity},
+                                {"nodeTaintsPolicy", &sc.honor_node_taints}}) {
+      ASSIGN_OR_RETURN(auto policy, f.String(c, field, path));
+      if (policy && *policy != "Honor" && *policy != "Ignore")
+        return f.Error(absl::StrCat(path, ".", field), "must be Honor or Ignore");
+      if (policy) *honor = *policy == "Honor";
+    }
+    ASSIGN_OR_RETURN(const json* sel, f.Find(c, "labelSelector", path));
+    if (sel) {
+      ASSIGN_OR_RETURN(sc.selector, ParseLabelSelector(*sel, f, path + ".labelSelector"));
+    }
+    ASSIGN_OR_RETURN(const json* keys, f.Array(c, "matchLabelKeys", path));
+    for (size_t j = 0; j < keys->size(); ++j) {
+      if (!(*keys)[j].is_string()) return f.Error(absl::StrCat(path, ".matchLabelKeys[", j, "]"), "must be a string");
+      auto own = pod_labels.find((*keys)[j].get<std::string>());
+      if (sc.selector && own != pod_labels.end())
+        sc.selector->match_expressions.push_back({own->first, "In", {own->second}});
+    }
+    p.spread.push_back(std::move(sc));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseNodeAffinity(const json& spec, const Fields& f, Placement& p) {
   ASSIGN_OR_RETURN(const json* affinity, f.Find(spec, "affinity", "spec"));
   if (!affinity) return absl::OkStatus();
@@ -311,6 +351,7 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   ASSIGN_OR_RETURN(placement->node_selector, f.StringMap(*spec, "nodeSelector", "spec"));
   RETURN_IF_ERROR(ParseNodeAffinity(*spec, f, *placement));
   RETURN_IF_ERROR(ParseTolerations(*spec, f, *placement));
+  RETURN_IF_ERROR(ParseTopologySpread(*spec, f, m.labels, *placement));
 
   ASSIGN_OR_RETURN(const json* gates, f.Array(*spec, "schedulingGates", "spec"));
   t.gated = !gates->empty();

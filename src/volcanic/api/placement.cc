@@ -70,7 +70,23 @@ void PutPodTerms(std::string* out, const std::vector<PodAffinityTerm>& terms) {
   }
 }
 
+void PutSpread(std::string* out, const std::vector<SpreadConstraint>& constraints) {
+  absl::StrAppend(out, "~", constraints.size());
+  for (const auto& c : constraints) {
+    absl::StrAppend(out, c.max_skew, c.soft ? "s" : "h", c.honor_node_affinity ? "a" : "-",
+                    c.honor_node_taints ? "t" : "-");
+    Put(out, c.topology_key);
+    PutSelector(out, c.selector);
+  }
+}
+
 }  // namespace
+
+std::string SelectorKey(const std::optional<LabelSelector>& sel) {
+  std::string out;
+  PutSelector(&out, sel);
+  return out;
+}
 
 std::string Placement::Key() const {
   std::string out;
@@ -101,6 +117,7 @@ std::string Placement::Key() const {
   }
   PutPodTerms(&out, pod_affinity);
   PutPodTerms(&out, pod_anti_affinity);
+  PutSpread(&out, spread);
   return out;
 }
 

@@ -92,6 +92,17 @@ struct PodAffinityTerm {
                   const Labels& ns_labels) const;
 };
 
+// A topologySpreadConstraint (kube-scheduler's PodTopologySpread), with its
+// matchLabelKeys already merged into `selector` as the pod's own values.
+struct SpreadConstraint {
+  int32_t max_skew = 1;
+  std::string topology_key;
+  bool soft = false;                      // ScheduleAnyway: scored; DoNotSchedule: a filter
+  std::optional<LabelSelector> selector;  // absent or empty: counts no pod
+  bool honor_node_affinity = true;        // nodeAffinityPolicy, Honor by default
+  bool honor_node_taints = false;         // nodeTaintsPolicy, Ignore by default
+};
+
 struct Placement {
   Labels node_selector;
   std::vector<NodeSelectorTerm> required_terms;  // ORed
@@ -100,6 +111,7 @@ struct Placement {
   TolerationIndex toleration_index;  // of `tolerations`, filled with them
   std::vector<HostPort> host_ports;
   std::vector<PodAffinityTerm> pod_affinity, pod_anti_affinity;  // required terms
+  std::vector<SpreadConstraint> spread;
 
   // An unambiguous encoding of every field: equal keys, equal placements.
   std::string Key() const;
@@ -114,6 +126,9 @@ struct Placement {
   int64_t PreferredAffinityScore(const std::string& node_name,
                                  const Labels& node_labels) const;
 };
+
+// An unambiguous encoding of a selector (absent and empty differ).
+std::string SelectorKey(const std::optional<LabelSelector>& sel);
 
 bool TermMatches(const NodeSelectorTerm& term, const std::string& node_name,
                  const Labels& labels);

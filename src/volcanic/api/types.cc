@@ -109,6 +109,12 @@ int JobInfo::ValidTaskNum() const {
                Mask(TaskStatus::kPending));
 }
 
+int JobInfo::ReleasingScheduledTaskNum() const {
+  if (Count(Mask(TaskStatus::kReleasing)) == 0) return 0;
+  int n = 0;
+  for (const auto& [key, t] : tasks) n += t->status == TaskStatus::kReleasing && t->node;
+  return n;
+}
 
 void SetTaskStatus(TaskInfo* t, TaskStatus s) { PlaceTask(t, t->node, s); }
 

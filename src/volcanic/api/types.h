@@ -139,6 +139,10 @@ struct JobInfo {
   std::vector<PodGroupCondition> status_conditions;
   std::array<int32_t, 3> status_counts{};  // status.running, succeeded, failed
   int64_t creation_ms = 0;
+  // The order in which the cache first saw the job (its PodGroup or a pod of
+  // it), kept across updates: ties of creationTimestamp (whole seconds) go
+  // first come, first served.
+  uint64_t arrival = 0;
   bool preemptable = false;
   Labels labels, annotations;
 
@@ -156,6 +160,8 @@ struct JobInfo {
   int ReadyTaskNum() const;    // Bound, Binding, Running, Allocated, Succeeded
   int WaitingTaskNum() const;  // Pipelined
   int ValidTaskNum() const;    // allocated, Succeeded, Pipelined, Pending
+  // Releasing tasks still on a node: terminating pods that hold their slots.
+  int ReleasingScheduledTaskNum() const;
   bool IsPending() const { return phase.empty() || phase == "Pending"; }
 };
 

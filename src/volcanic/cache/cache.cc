@@ -114,6 +114,7 @@ void Cache::AttachTask(TaskInfo* t) {
     auto& job = jobs_[t->job_key];
     if (!job) {
       job = std::make_unique<JobInfo>();
+      job->arrival = ++arrivals_;
       job->key = t->job_key;
       job->ns = t->ns;
       job->name = t->job_key.substr(t->ns.size() + 1);
@@ -180,10 +181,13 @@ absl::Status Cache::UpsertPodGroup(const json& obj) {
   parsed.has_podgroup = true;
   auto& job = jobs_[parsed.key];
   if (!job) {
+    parsed.arrival = ++arrivals_;
     job = std::make_unique<JobInfo>(std::move(parsed));
     return absl::OkStatus();
   }
-  // Same object, so tasks keep pointing at it; keep tasks and accounting.
+  // Same object, so tasks keep pointing at it; keep tasks, accounting and
+  // the arrival order.
+  parsed.arrival = job->arrival;
   parsed.tasks = std::move(job->tasks);
   parsed.count = job->count;
   parsed.pending_best_effort = job->pending_best_effort;

@@ -74,6 +74,7 @@ class Cache {
   std::vector<std::shared_ptr<const Placement>> class_placements_;  // by class id
   absl::flat_hash_map<std::string, Labels> namespace_labels_;
   absl::flat_hash_set<const TaskInfo*> anti_affinity_tasks_;
+  uint64_t arrivals_ = 0;  // jobs seen so far: the next job's arrival order
 };
 
 }  // namespace volcanic

@@ -11,6 +11,9 @@
 
 namespace volcanic {
 
+// Volcano's api.NodePodNumberExceeded.
+inline constexpr char kPodNumberExceeded[] = "node(s) pod number exceeded";
+
 struct FitErrors {
   std::string head;                    // overrides "0/N nodes are unavailable"
   std::map<std::string, int> reasons;  // reason -> nodes

@@ -52,7 +52,15 @@ NodeSearch::Fit NodeSearch::Evaluate(const TaskInfo& task, const NodeInfo& node,
   *short_of = -1;
   if (resource_check && !node.FitsFutureIdle(task.resreq, short_of)) return kNoFit;
   if (!ssn_.Predicate(task, node, reasons)) return kNoFit;
-  return !resource_check || node.FitsIdle(task.resreq) ? kFitIdle : kFitFuture;
+  if (resource_check) return node.FitsIdle(task.resreq) ? kFitIdle : kFitFuture;
+  // Backfill binds at once, so its pod needs a pod slot free now: Releasing
+  // pods, this session's evictions too, hold theirs until they are gone (the
+  // pod-number predicate leaves evictions out so preempt can pipeline).
+  if (node.idle.Get(kPods) < task.resreq.Get(kPods)) {
+    reasons->push_back(kPodNumberExceeded);
+    return kNoFit;
+  }
+  return kFitIdle;
 }
 
 NodeSearch::Result NodeSearch::Find(const TaskInfo& task, bool resource_check, FitErrors* errors) {

@@ -36,10 +36,14 @@ class NodeSearch {
     bool fits_idle = false;
   };
   // With `resource_check` false (backfill's best-effort tasks) only the
-  // plugins' predicates are checked and every fitting node counts as idle.
+  // plugins' predicates and a pod slot free now (node Idle) are checked, and
+  // every fitting node counts as idle.
   Result Find(const TaskInfo& task, bool resource_check, FitErrors* errors);
   void NodeChanged(const NodeInfo* n);
   uint64_t changes() const { return change_log_.size(); }
+  // Indices (in Session::nodes()) of the nodes whose accounting changed, in
+  // order, repeats included: read from a cursor to catch up on changes.
+  const std::vector<int>& changed_nodes() const { return change_log_; }
   // Turns the class index off (for tests and comparison).
   void set_indexing(bool on) { indexing_ = on; }
 

@@ -223,7 +223,12 @@ void Session::AddEventHandler(const std::string& p, TaskEventFn on_allocate, Tas
 // Combined extension points.
 bool Session::JobOrder(const JobInfo& l, const JobInfo& r) const {
   if (int c = FirstNonZero(job_order_, l, r)) return c < 0;
-  return CreationThenUid(l, r);
+  // Volcano goes from creation time to UID; creation times are whole seconds,
+  // so volcanic puts the cache's arrival order between: first come, first
+  // served (docs/scheduler.md).
+  if (l.creation_ms != r.creation_ms) return l.creation_ms < r.creation_ms;
+  if (l.arrival != r.arrival) return l.arrival < r.arrival;
+  return l.key < r.key;
 }
 
 bool Session::QueueOrder(const QueueInfo& l, const QueueInfo& r) const {

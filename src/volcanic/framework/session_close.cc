@@ -13,10 +13,7 @@ namespace {
 std::string PodGroupPhase(const JobInfo& job, bool unschedulable) {
   if (job.Count(Mask(TaskStatus::kRunning)) != 0 && unschedulable) return "Unknown";
   // Releasing tasks still on a node count as scheduled (current Volcano).
-  int scheduled = job.Count(kScheduledMask);
-  if (job.Count(Mask(TaskStatus::kReleasing)) > 0)
-    for (const auto& [key, t] : job.tasks)
-      if (t->status == TaskStatus::kReleasing && t->node) ++scheduled;
+  int scheduled = job.Count(kScheduledMask) + job.ReleasingScheduledTaskNum();
   int completed = job.Count(kCompletedMask);
   if (scheduled >= job.min_available) return scheduled == completed ? "Completed" : "Running";
   return job.phase == "Inqueue" ? "Inqueue" : "Pending";

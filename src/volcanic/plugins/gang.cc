@@ -84,11 +84,21 @@ class GangPlugin : public Plugin {
     return victims;
   }
 
+  // Volcano's shouldSkipUnschedulableForReleasing: a job short of ready
+  // tasks only because some are terminating on their nodes, with nothing
+  // left to place, is not unschedulable; its conditions stay as they are.
+  static bool HeldByReleasing(const JobInfo& job) {
+    int releasing = job.ReleasingScheduledTaskNum();
+    if (releasing == 0 || job.Count(Mask(TaskStatus::kPending) | Mask(TaskStatus::kPipelined)) > 0) return false;
+    return job.Count(kScheduledMask) + releasing >= job.min_available;
+  }
+
   // Writes the Unschedulable or Scheduled condition of every job, a PodGroup
   // without pods too ("1/0 tasks in gang unschedulable: pod group is not
   // ready, 1 minAvailable" is what Volcano users see on a job not yet enqueued).
   void OnSessionClose(Session& ssn) override {
     for (const auto& [key, job] : ssn.jobs()) {
+      if (!IsReady(*job) && HeldByReleasing(*job)) continue;
       PodGroupCondition c;
       c.status = "True";
       if (!IsReady(*job)) {

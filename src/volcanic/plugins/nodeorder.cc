@@ -1,15 +1,18 @@
 // nodeorder (reference §4.6, research §4.2-4.3): kube-scheduler's scores with
 // Volcano's weights. Per node: LeastAllocated, MostAllocated,
 // BalancedAllocation and preferred node affinity (raw, not normalized); over
-// the candidate nodes: TaintToleration, normalized.
-// All but TaintToleration are node-local; TaintToleration is too when no
-// node has a PreferNoSchedule taint the pod does not tolerate (then it is
-// the same 100 × weight everywhere).
+// the candidate nodes: TaintToleration and PodTopologySpread
+// (topology_spread.h), normalized.
+// All but these two are node-local; TaintToleration is too when no node has
+// a PreferNoSchedule taint the pod does not tolerate (then it is the same
+// 100 × weight everywhere), PodTopologySpread when the pod has no
+// ScheduleAnyway constraint (then it adds nothing).
 #include <cmath>
 
 #include "absl/container/flat_hash_map.h"
 #include "volcanic/framework/session.h"
 #include "volcanic/plugins/plugins.h"
+#include "volcanic/plugins/topology_spread.h"
 
 namespace volcanic {
 namespace {
@@ -17,7 +20,7 @@ namespace {
 constexpr int64_t kMaxNodeScore = 100;
 
 struct Weights {
-  int64_t least = 1, most = 0, affinity = 2, balanced = 1, taint = 3;
+  int64_t least = 1, most = 0, affinity = 2, balanced = 1, taint = 3, spread = 2;
 };
 
 // kube-scheduler's integer formulas; 128-bit products so large nodes
@@ -46,13 +49,17 @@ class NodeOrderPlugin : public Plugin {
     ssn.AddNodeOrderFn(
         "nodeorder", [this](const TaskInfo& t, const NodeInfo& n) { return Score(t, n); },
         [](const TaskInfo&) { return true; });
-    if (w_.taint != 0)
+    if (w_.spread != 0) spread_ = std::make_unique<TopologySpreadScore>(ssn);
+    if (w_.taint != 0 || spread_)
       ssn.AddBatchNodeOrderFn(
           "nodeorder",
           [this](const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) {
-            TaintScores(t, nodes, scores);
+            if (w_.taint != 0) TaintScores(t, nodes, scores);
+            if (spread_ && TopologySpreadScore::Applies(t)) spread_->Add(t, nodes, w_.spread, scores);
           },
-          [this](const TaskInfo& t) { return TaintsUniform(t); });
+          [this](const TaskInfo& t) {
+            return (w_.taint == 0 || TaintsUniform(t)) && !(spread_ && TopologySpreadScore::Applies(t));
+          });
   }
 
  private:
@@ -113,6 +120,7 @@ class NodeOrderPlugin : public Plugin {
   }
 
   Weights w_;
+  std::unique_ptr<TopologySpreadScore> spread_;  // when its weight is not 0
   std::vector<const NodeInfo*> prefer_no_schedule_;
   absl::flat_hash_map<int32_t, bool> uniform_;  // by task class
 };
@@ -128,12 +136,12 @@ PluginOr NewNodeOrderPlugin(const Arguments& args) {
   Weights w;
   for (auto [key, field] : {std::pair{"leastrequested.weight", &w.least}, {"mostrequested.weight", &w.most},
                             {"nodeaffinity.weight", &w.affinity}, {"balancedresource.weight", &w.balanced},
-                            {"tainttoleration.weight", &w.taint}}) {
+                            {"tainttoleration.weight", &w.taint}, {"podtopologyspread.weight", &w.spread}}) {
     auto v = args.Int(key, *field);
     if (!v.ok()) return v.status();
     *field = *v;
   }
-  for (const char* key : {"podaffinity.weight", "imagelocality.weight", "podtopologyspread.weight"})
+  for (const char* key : {"podaffinity.weight", "imagelocality.weight"})
     if (auto v = args.Int(key, 0); !v.ok()) return v.status();
   return std::make_unique<NodeOrderPlugin>(w);
 }

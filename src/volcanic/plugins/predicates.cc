@@ -6,7 +6,11 @@
 // they are node-local; a pod that pod affinity concerns is searched in full.
 // Pods this session evicts no longer count towards the pod limit or hold
 // their ports (Volcano removes them from the node on Deallocate), so preempt
-// re-checks a node after its evictions as Volcano does.
+// re-checks a node after its evictions as Volcano does (predicates.go: the
+// pod number is counted on the session's NodeMap, which Statement.Evict's
+// DeallocateFunc updates). Placing a pod into such a slot is pipelining; a
+// pod bound now needs Idle, where Releasing pods still hold their slots
+// (allocate's Idle check, backfill in node_search.cc).
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
@@ -46,7 +50,7 @@ class PredicatesPlugin : public Plugin {
     auto evicted = evicted_.find(&n);
     const std::vector<const TaskInfo*>* gone = evicted == evicted_.end() ? nullptr : &evicted->second;
     if (n.max_pods <= n.pod_count - (gone ? static_cast<int>(gone->size()) : 0)) {
-      reasons->push_back("node(s) pod number exceeded");
+      reasons->push_back(kPodNumberExceeded);
       verdict = Verdict::kUnschedulable;
     }
     const Placement& p = *t.placement;

@@ -122,8 +122,11 @@ class ProportionPlugin : public Plugin {
       a.request += job->allocated;
       for (const auto& [tk, t] : job->tasks)
         if (t->status == TaskStatus::kPending) a.request += t->resreq;
+      // What an admitted job still reserves: minResources less what it
+      // already holds (Allocated or Binding tasks of a job still Inqueue are
+      // in `allocated` already: Volcano's fix against counting them twice).
       Resource min = job->min_resources.value_or(Resource());
-      if (job->phase == "Inqueue") a.inqueue += min;
+      if (job->phase == "Inqueue") a.inqueue += Uncovered(min, job->allocated);
       int allocated_tasks = job->Count(kAllocatedMask);
       if (job->phase == "Running" && job->min_resources && allocated_tasks >= job->min_available)
         a.inqueue += Uncovered(min, job->allocated);
