@@ -7,6 +7,8 @@ underneath (the embedded one in `volcanic.cluster`, a real one in `volcanic.real
 - clock: the one clock, in Unix seconds, and RFC 3339 stamps
 - store: the Store protocol and its watch stream
 - informers: cached listers fed by a Store's watch, with indexes
+- quantity, duration: Kubernetes quantities, pod requests and Go durations, by the engine's rules
 
-It imports nothing else of volcanic.
+It imports nothing else of volcanic but the engine (`volcanic._core`), whose quantity, duration
+and pod-request rules it shares with the scheduler.
 """

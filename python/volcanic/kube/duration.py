@@ -1,12 +1,10 @@
 """Durations as Kubernetes writes them (Go's time.ParseDuration: "90s", "1h30m", "1.5m"), and
-back (Go's Duration.String(), for status.runningDuration and messages)."""
+back (Go's Duration.String(), for status.runningDuration and messages). Parsing is the
+engine's (src/volcanic/api/duration.h), the one the scheduler's plugins use."""
 
 from __future__ import annotations
 
-import re
-
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+from volcanic import _core
 
 
 def parse_duration(value: object, field: str) -> float:
@@ -21,15 +19,11 @@ def parse_duration(value: object, field: str) -> float:
     elif isinstance(value, str) and value.strip():
         text = value.strip()
         try:
-            seconds = float(text)
+            seconds = float(text)  # a plain number of seconds, which Go's grammar has no room for
         except ValueError:
-            pos, seconds = 0, 0.0
-            for m in _PART.finditer(text):
-                if m.start() != pos:
-                    break
-                seconds += float(m.group(1)) * _UNITS[m.group(2)]
-                pos = m.end()
-            if pos != len(text) or pos == 0:
+            try:
+                seconds = _core.parse_go_duration(text) / 1e9
+            except ValueError:
                 raise ValueError(f'{field}: invalid duration "{value}" (use e.g. "90s", "5m", "1h30m")') from None
     else:
         raise ValueError(f"{field}: invalid duration {value!r}")

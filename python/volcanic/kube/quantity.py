@@ -1,14 +1,15 @@
-"""Kubernetes resource quantities (k8s.io/apimachinery resource.Quantity) in Python: exact
-parsing, sums, and the canonical form Quantity.String() writes, for PodGroup minResources."""
+"""Kubernetes resource quantities (k8s.io/apimachinery resource.Quantity) in Python: parsing
+and the pod-request rule are the engine's (one implementation for the scheduler and the
+controllers); exact sums and the canonical form Quantity.String() writes stay here, for
+PodGroup minResources."""
 
 from __future__ import annotations
 
-import math
-import re
 from fractions import Fraction
 from typing import Any
 
-_QUANTITY = re.compile(r"^([+-]?)(\d+\.?\d*|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$")
+from volcanic import _core
+
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL_SUFFIX = {v: k for k, v in _DECIMAL.items()}
@@ -19,20 +20,14 @@ Resources = dict[str, Quantity]
 
 
 def parse_quantity(value: Any, where: str = "quantity") -> Quantity:
-    text = str(value).strip() if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
-    m = _QUANTITY.match(text or "")
-    if not m:
-        raise ValueError(f"{where}: invalid quantity {value!r}")
-    sign, number, suffix = m.group(1), m.group(2), m.group(3) or ""
-    amount = Fraction(number)
-    if suffix in _BINARY:
-        amount, fmt = amount * 1024 ** _BINARY[suffix], "BinarySI"
-    elif suffix in _DECIMAL:
-        amount, fmt = amount * Fraction(10) ** _DECIMAL[suffix], "DecimalSI"
-    else:
-        amount, fmt = amount * Fraction(10) ** int(suffix[1:]), "DecimalExponent"
-    amount = Fraction(math.ceil(amount * 10 ** 9), 10 ** 9)  # nano precision, rounded up
-    return (-amount if sign == "-" else amount), fmt
+    """The exact value (nano precision, rounded up) and format of a quantity given as a string
+    or a number; ValueError naming `where` for anything else. The engine's parser: the same
+    grammar and range (|value| < 2^63) as the scheduler reads."""
+    try:
+        nanos, fmt = _core.parse_quantity(value)
+    except ValueError as e:
+        raise ValueError(f"{where}: {e}") from None
+    return Fraction(nanos, 10 ** 9), fmt
 
 
 def format_quantity(q: Quantity) -> str:
@@ -63,48 +58,12 @@ def add_one(total: Resources, name: str, q: Quantity) -> None:
         total[name] = (total.get(name, (Fraction(0), q[1]))[0] + q[0], q[1])
 
 
-def _container_requests(container: Obj, where: str) -> dict[str, Quantity]:
-    """The container's requests, a missing one defaulted from its limit (API defaulting)."""
-    res = container.get("resources") or {}
-    out = {name: parse_quantity(v, f"{where}.resources.limits.{name}")
-           for name, v in (res.get("limits") or {}).items()}
-    out.update({name: parse_quantity(v, f"{where}.resources.requests.{name}")
-                for name, v in (res.get("requests") or {}).items()})
-    return out
-
-
 def pod_requests(spec: dict, where: str = "spec") -> Resources:
-    """resourcehelper.PodRequests: the sum of the containers and restartable init containers,
-    at least each init container's needs, plus overhead; a missing request defaults to the
-    limit, as API defaulting does."""
-    reqs: dict[str, Quantity] = {}
-    for i, c in enumerate(spec.get("containers") or []):
-        for name, q in _container_requests(c, f"{where}.containers[{i}]").items():
-            add_one(reqs, name, q)
-    sidecars: dict[str, Quantity] = {}
-    init_max: dict[str, Quantity] = {}
-    for i, c in enumerate(spec.get("initContainers") or []):
-        own = _container_requests(c, f"{where}.initContainers[{i}]")
-        if c.get("restartPolicy") == "Always":
-            for name, q in own.items():
-                add_one(reqs, name, q)
-                add_one(sidecars, name, q)
-            need = dict(sidecars)
-        else:
-            need = dict(own)
-            for name, q in sidecars.items():
-                add_one(need, name, q)
-        for name, q in need.items():
-            if name not in init_max or q[0] > init_max[name][0]:
-                init_max[name] = q
-    for name, q in init_max.items():
-        if name not in reqs or q[0] > reqs[name][0]:
-            reqs[name] = q
-    for name, v in (spec.get("overhead") or {}).items():
-        add_one(reqs, name, parse_quantity(v, f"{where}.overhead.{name}"))
-    return reqs
-
-
+    """A pod spec's requests by the engine's rule (src/volcanic/api/pod_requests.h: Kubernetes'
+    PodRequests, sidecar init containers included, plus overhead; a missing request defaults to
+    the limit), at the engine's precision (milli-units, whole bytes). ValueError names the field
+    under `where` for a bad quantity."""
+    return {name: (Fraction(milli, 1000), fmt) for name, (milli, fmt) in _core.pod_requests(spec, where).items()}
 
 
 def add(into: Resources, other: Resources, times: int = 1) -> Resources:

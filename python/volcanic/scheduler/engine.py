@@ -71,6 +71,13 @@ class Scheduler:
         """Drops what the scheduler assumed about pod "ns/name" (a failed bind)."""
         self._core.forget(key)
 
+    def stats(self) -> dict[str, int]:
+        """Sizes that follow what is alive, for monitoring a long-lived scheduler:
+        task_classes (kinds of live pods alike for placement, in this scheduler), resource_names
+        (resource names in use by the live objects of every scheduler in the process) and
+        resource_width (how many dimensions a resource vector can have)."""
+        return self._core.stats()
+
     def run_once(self, now: float | None = None, changed_only: bool = False) -> Decisions:
         """Runs one session; `now` is seconds since the epoch (default: the wall clock).
 

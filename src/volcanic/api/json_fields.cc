@@ -1,5 +1,6 @@
 #include "volcanic/api/json_fields.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "volcanic/api/quantity.h"
 #include "volcanic/api/status_macros.h"
@@ -16,6 +17,7 @@ const char* TypeName(const json& v) { return v.type_name(); }
 }  // namespace
 
 absl::Status Fields::Error(const std::string& path, const std::string& message) const {
+  if (object_.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", message));
   return absl::InvalidArgumentError(absl::StrCat(object_, ": ", path, ": ", message));
 }
 
@@ -91,30 +93,31 @@ absl::StatusOr<const json*> Fields::Array(const json& base, const std::string& k
 }
 
 absl::StatusOr<Resource> Fields::Resources(const json& base, const std::string& key,
-                                           const std::string& path, Resource start) const {
+                                           const std::string& path, Resource start, Resource* formats) const {
   ASSIGN_OR_RETURN(const json* v, Find(base, key, path));
   if (!v) return start;
   std::string p = Join(path, key);
   if (!v->is_object()) return Error(p, absl::StrCat("must be an object, got ", TypeName(*v)));
   for (const auto& [name, q] : v->items()) {
-    ResourceId id = ResourceNames::Intern(name);
-    auto value = QuantityFromJson(q, id);
+    ResourceId id = names_.Hold(name);
+    QuantityFormat format;
+    auto value = QuantityFromJson(q, id, formats ? &format : nullptr);
     if (!value.ok()) return Error(absl::StrCat(p, ".", name), std::string(value.status().message()));
     start.Set(id, *value);
+    if (formats) formats->Set(id, static_cast<int64_t>(format));
   }
   return start;
 }
 
-absl::StatusOr<int64_t> QuantityFromJson(const json& value, ResourceId id) {
-  std::string text;
-  if (value.is_string()) {
-    text = value.get<std::string>();
-  } else if (value.is_number()) {
-    text = value.dump();  // YAML `cpu: 2` or `cpu: 0.5` arrive as numbers
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a quantity must be a string or a number, got ", value.type_name()));
-  }
+absl::StatusOr<std::string> QuantityText(const json& value) {
+  if (value.is_string()) return std::string(absl::StripAsciiWhitespace(value.get<std::string>()));
+  if (value.is_number()) return value.dump();  // YAML `cpu: 2` or `cpu: 0.5` arrive as numbers
+  return absl::InvalidArgumentError(absl::StrCat("a quantity must be a string or a number, got ", value.type_name()));
+}
+
+absl::StatusOr<int64_t> QuantityFromJson(const json& value, ResourceId id, QuantityFormat* format) {
+  ASSIGN_OR_RETURN(std::string text, QuantityText(value));
+  if (format) *format = FormatOfQuantity(text);
   absl::StatusOr<int64_t> v = ResourceNames::IsBytes(id) ? ParseQuantity(text) : ParseMilliQuantity(text);
   if (!v.ok()) return v;
   // Requests and capacities are never negative (the API server rejects

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 #include "volcanic/api/placement.h"
+#include "volcanic/api/quantity.h"
 #include "volcanic/api/resource.h"
 
 namespace volcanic {
@@ -36,14 +37,20 @@ class Fields {
   // An array (empty when absent); an error when present and not an array.
   absl::StatusOr<const json*> Array(const json& base, const std::string& key,
                                     const std::string& path) const;
-  // A ResourceList into a resource vector starting from `start`.
+  // A ResourceList into a resource vector starting from `start`; with
+  // `formats`, the QuantityFormat of each quantity read is set there too.
+  // The names read are held until TakeResourceNames.
   absl::StatusOr<Resource> Resources(const json& base, const std::string& key,
-                                     const std::string& path, Resource start = {}) const;
+                                     const std::string& path, Resource start = {},
+                                     Resource* formats = nullptr) const;
+  // The resource names read so far, for the object being built to hold.
+  ResourceNameRefs TakeResourceNames() const { return std::move(names_); }
   // Whether base[key] is present and not null.
   static bool Has(const json& base, const std::string& key);
 
  private:
   std::string object_;
+  mutable ResourceNameRefs names_;
 };
 
 // Quantities at or above this are refused: 2^53 milli-units (9 peta-cores,
@@ -51,8 +58,12 @@ class Fields {
 // Resource::kInfinite to mean "unlimited".
 inline constexpr int64_t kMaxQuantity = int64_t{1} << 53;
 
+// The text of a quantity given as a string or a JSON number, with surrounding
+// spaces dropped (as Quantity's UnmarshalJSON does).
+absl::StatusOr<std::string> QuantityText(const json& value);
+
 // One resource quantity (string or JSON number) in the unit of resource `id`;
-// negative or too large values are an error.
-absl::StatusOr<int64_t> QuantityFromJson(const json& value, ResourceId id);
+// negative or too large values are an error. With `format`, its format too.
+absl::StatusOr<int64_t> QuantityFromJson(const json& value, ResourceId id, QuantityFormat* format = nullptr);
 
 }  // namespace volcanic

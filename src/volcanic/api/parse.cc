@@ -5,6 +5,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "volcanic/api/json_fields.h"
+#include "volcanic/api/pod_requests.h"
 #include "volcanic/api/status_macros.h"
 
 namespace volcanic {
@@ -16,9 +17,6 @@ constexpr char kTaskPriorityKey[] = "volcano.sh/task-priority";
 constexpr char kPreemptableKey[] = "volcano.sh/preemptable";
 constexpr char kHierarchyKey[] = "volcano.sh/hierarchy";
 constexpr char kHierarchyWeightsKey[] = "volcano.sh/hierarchy-weights";
-// kube-scheduler's defaults for containers without requests, used in scoring.
-constexpr int64_t kDefaultMilliCpuRequest = 100;
-constexpr int64_t kDefaultMemoryRequest = 200 * 1024 * 1024;
 
 struct Meta {
   std::string name, ns, uid;
@@ -226,44 +224,10 @@ absl::Status ParseTolerations(const json& spec, const Fields& f, Placement& p) {
   return absl::OkStatus();
 }
 
-// Requests of a container; requests default to limits per resource, as the
-// API server's defaulting does.
-absl::StatusOr<Resource> ContainerRequests(const json& c, const Fields& f, const std::string& path,
-                                           int64_t* nonzero_cpu, int64_t* nonzero_mem) {
-  ASSIGN_OR_RETURN(const json* res, f.Find(c, "resources", path));
-  Resource r;
-  bool has_cpu = false, has_mem = false;
-  if (res) {
-    ASSIGN_OR_RETURN(Resource limits, f.Resources(*res, "limits", path + ".resources"));
-    ASSIGN_OR_RETURN(Resource requests, f.Resources(*res, "requests", path + ".resources"));
-    ASSIGN_OR_RETURN(const json* req_json, f.Find(*res, "requests", path + ".resources"));
-    ASSIGN_OR_RETURN(const json* lim_json, f.Find(*res, "limits", path + ".resources"));
-    auto present = [&](const char* name) {
-      return (req_json && req_json->contains(name)) || (lim_json && lim_json->contains(name));
-    };
-    r = requests;
-    if (lim_json) {
-      for (const auto& [name, q] : lim_json->items()) {
-        if (req_json && req_json->contains(name)) continue;
-        ResourceId id = ResourceNames::Intern(name);
-        r.Set(id, limits.Get(id));
-      }
-    }
-    has_cpu = present("cpu");
-    has_mem = present("memory");
-  }
-  *nonzero_cpu += has_cpu ? r.Get(kCpu) : kDefaultMilliCpuRequest;
-  *nonzero_mem += has_mem ? r.Get(kMemory) : kDefaultMemoryRequest;
-  return r;
-}
-
-absl::Status ParseContainers(const json& spec, const Fields& f, TaskInfo& t, Placement& p) {
+absl::Status ParseHostPorts(const json& spec, const Fields& f, Placement& p) {
   ASSIGN_OR_RETURN(const json* containers, f.Array(spec, "containers", "spec"));
-  Resource sum;
   for (size_t i = 0; i < containers->size(); ++i) {
     std::string path = absl::StrCat("spec.containers[", i, "]");
-    ASSIGN_OR_RETURN(Resource r, ContainerRequests((*containers)[i], f, path, &t.nonzero_cpu, &t.nonzero_mem));
-    sum += r;
     ASSIGN_OR_RETURN(const json* ports, f.Array((*containers)[i], "ports", path));
     for (size_t j = 0; j < ports->size(); ++j) {
       std::string pp = absl::StrCat(path, ".ports[", j, "]");
@@ -277,17 +241,16 @@ absl::Status ParseContainers(const json& spec, const Fields& f, TaskInfo& t, Pla
       p.host_ports.push_back({protocol.value_or("TCP"), ip, static_cast<int32_t>(*host_port)});
     }
   }
-  ASSIGN_OR_RETURN(const json* inits, f.Array(spec, "initContainers", "spec"));
-  int64_t ignored_cpu = 0, ignored_mem = 0;
-  for (size_t i = 0; i < inits->size(); ++i) {
-    ASSIGN_OR_RETURN(Resource r, ContainerRequests((*inits)[i], f, absl::StrCat("spec.initContainers[", i, "]"),
-                                                   &ignored_cpu, &ignored_mem));
-    sum = sum.Max(r);  // init containers run one at a time, before the others
-  }
-  ASSIGN_OR_RETURN(sum, f.Resources(spec, "overhead", "spec", sum));
-  sum.Set(kPods, 1000);  // one pod, in milli-units
-  t.resreq = std::move(sum);
+  return absl::OkStatus();
+}
+
+absl::Status ParseRequests(const json& spec, const Fields& f, TaskInfo& t) {
+  ASSIGN_OR_RETURN(PodRequests r, ComputePodRequests(spec, f, "spec"));
+  t.resreq = std::move(r.requests.value);
+  t.resreq.Set(kPods, 1000);  // one pod, in milli-units
   t.best_effort = t.resreq.IsEmpty();
+  t.nonzero_cpu = r.nonzero_cpu;
+  t.nonzero_mem = r.nonzero_mem;
   return absl::OkStatus();
 }
 
@@ -347,7 +310,8 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   static const json kEmpty = json::object();
   if (!spec) spec = &kEmpty;
   auto placement = std::make_shared<Placement>();
-  RETURN_IF_ERROR(ParseContainers(*spec, f, t, *placement));
+  RETURN_IF_ERROR(ParseRequests(*spec, f, t));
+  RETURN_IF_ERROR(ParseHostPorts(*spec, f, *placement));
   ASSIGN_OR_RETURN(placement->node_selector, f.StringMap(*spec, "nodeSelector", "spec"));
   RETURN_IF_ERROR(ParseNodeAffinity(*spec, f, *placement));
   RETURN_IF_ERROR(ParseTolerations(*spec, f, *placement));
@@ -404,6 +368,7 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   for (int i = 0; i < t.resreq.Size(); ++i) absl::StrAppend(&t.class_key, t.resreq.Get(i), ",");
   absl::StrAppend(&t.class_key, "|", t.nonzero_cpu, "|", t.nonzero_mem, "|", placement->Key());
   t.placement = std::move(placement);
+  t.resource_names = f.TakeResourceNames();
   return t;
 }
 
@@ -445,6 +410,7 @@ absl::StatusOr<NodeInfo> ParseNode(const json& obj) {
   }
   n.max_pods = alloc.Get(kPods) / 1000;
   n.SetAllocatable(std::move(alloc));
+  n.resource_names = f.TakeResourceNames();
   return n;
 }
 
@@ -510,6 +476,7 @@ absl::StatusOr<JobInfo> ParsePodGroup(const json& obj, const ParseOptions& opts)
       ASSIGN_OR_RETURN(j.status_counts[i++], ToInt32(f, absl::StrCat("status.", field), n.value_or(0)));
     }
   }
+  j.resource_names = f.TakeResourceNames();
   return j;
 }
 
@@ -551,6 +518,7 @@ absl::StatusOr<QueueInfo> ParseQueue(const json& obj) {
       ASSIGN_OR_RETURN(q.status_allocated, f.Resources(*status, "allocated", "status"));
     }
   }
+  q.resource_names = f.TakeResourceNames();
   return q;
 }
 

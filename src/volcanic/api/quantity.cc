@@ -36,9 +36,9 @@ size_t SkipDigits(absl::string_view s, size_t pos) {
   return pos;
 }
 
-// Reads a suffix into a power of ten and a power of two; returns an error
-// reason, or nullptr when the suffix is valid.
-const char* ParseSuffix(absl::string_view s, int64_t* exp10, int* bin) {
+// Reads a suffix into a power of ten, a power of two and the format it
+// implies; returns an error reason, or nullptr when the suffix is valid.
+const char* ParseSuffix(absl::string_view s, int64_t* exp10, int* bin, QuantityFormat* format) {
   struct Unit {
     absl::string_view name;
     int exp10;
@@ -56,9 +56,11 @@ const char* ParseSuffix(absl::string_view s, int64_t* exp10, int* bin) {
     if (s == u.name) {
       *exp10 = u.exp10;
       *bin = u.bin;
+      *format = u.bin > 0 ? QuantityFormat::kBinarySI : QuantityFormat::kDecimalSI;
       return nullptr;
     }
   }
+  *format = QuantityFormat::kDecimalExponent;
   // Otherwise it must be e/E and a signed decimal integer ("E" alone is exa,
   // matched above). Kubernetes reads it as an int32, so we reject the same
   // exponents it does. Checked by hand: absl::SimpleAtoi would skip spaces.
@@ -77,11 +79,20 @@ const char* ParseSuffix(absl::string_view s, int64_t* exp10, int* bin) {
   return nullptr;
 }
 
-// ceil(quantity * 10^scale) as an int64, or an error.
-absl::StatusOr<int64_t> ParseScaled(absl::string_view text, int scale) {
+// |quantity| * 10^scale split into its floor and whether it was inexact.
+struct Scaled {
+  bool negative = false;
+  u128 magnitude = 0;  // floor(|quantity| * 10^scale)
+  bool inexact = false;
+  QuantityFormat format = QuantityFormat::kDecimalSI;
+};
+
+// Reads the text; a magnitude above `limit` (at most 2^100) is out of range.
+absl::StatusOr<Scaled> ParseMagnitude(absl::string_view text, int scale, u128 limit) {
   if (text.empty()) return Invalid(text, "empty");
   size_t pos = 0;
-  const bool negative = text[0] == '-';
+  Scaled out;
+  out.negative = text[0] == '-';
   if (text[0] == '-' || text[0] == '+') pos = 1;
   // Digits with an optional point; "5." and ".5" are fine, "." alone is not.
   const size_t int_end = SkipDigits(text, pos);
@@ -96,7 +107,7 @@ absl::StatusOr<int64_t> ParseScaled(absl::string_view text, int scale) {
   if (int_digits.empty() && frac_digits.empty()) return Invalid(text, "missing digits");
   int64_t exp10;
   int bin;
-  if (const char* reason = ParseSuffix(text.substr(pos), &exp10, &bin)) {
+  if (const char* reason = ParseSuffix(text.substr(pos), &exp10, &bin, &out.format)) {
     return Invalid(text, reason);
   }
 
@@ -114,18 +125,19 @@ absl::StatusOr<int64_t> ParseScaled(absl::string_view text, int scale) {
   const uint64_t k = shift < 0 ? static_cast<uint64_t>(-shift) : 0;
 
   // Whole part: digits above the point, times 10^shift when shift > 0, times
-  // 2^bin. It only grows, so once it passes 2^63 the result is out of range.
+  // 2^bin. It only grows, so once it passes the limit the result is out of
+  // range; checked before each step, so nothing overflows 128 bits.
   u128 whole = 0;
   for (uint64_t i = total; i > k; --i) {
     whole = whole * 10 + digit(i - 1);
-    if (whole > kTwo63) return Invalid(text, "out of range");
+    if (whole > limit) return Invalid(text, "out of range");
   }
   for (int64_t s = shift; s > 0 && whole != 0; --s) {  // stops at 0: "0e999" is 0
     whole *= 10;
-    if (whole > kTwo63) return Invalid(text, "out of range");
+    if (whole > limit) return Invalid(text, "out of range");
   }
-  whole <<= bin;  // whole <= 2^63 and bin <= 60, so this fits in 128 bits
-  if (whole > kTwo63) return Invalid(text, "out of range");
+  if (whole > (limit >> bin)) return Invalid(text, "out of range");
+  whole <<= bin;
 
   // Fraction part f = the k low digits over 10^k. f * 2^bin can reach 2^bin,
   // so it adds to the integer part; long multiplication from the right gives
@@ -141,29 +153,64 @@ absl::StatusOr<int64_t> ParseScaled(absl::string_view text, int scale) {
     inexact |= t % 10 != 0;
     carry = t / 10;
   }
-  const u128 magnitude = whole + carry;  // floor(|value| * 10^scale)
+  out.magnitude = whole + carry;
+  out.inexact = inexact;
+  return out;
+}
 
+// ceil(quantity * 10^scale) as an int64, or an error.
+absl::StatusOr<int64_t> ParseScaled(absl::string_view text, int scale) {
+  auto s = ParseMagnitude(text, scale, kTwo63);
+  if (!s.ok()) return s.status();
   // Round up, towards +infinity: a positive inexact value goes one up, while
   // for a negative one ceil(-x) = -floor(x) is just the magnitude, negated.
   // Kubernetes' own Quantity.Value() rounds negatives away from zero instead;
   // quantity.h promises ceil, which is what we do for both signs.
-  if (negative) {
-    if (magnitude > kTwo63) return Invalid(text, "out of range");
-    if (magnitude == 0) return int64_t{0};
-    return -static_cast<int64_t>(magnitude - 1) - 1;  // no overflow at INT64_MIN
+  if (s->negative) {
+    if (s->magnitude > kTwo63) return Invalid(text, "out of range");
+    if (s->magnitude == 0) return int64_t{0};
+    return -static_cast<int64_t>(s->magnitude - 1) - 1;  // no overflow at INT64_MIN
   }
-  const u128 rounded = magnitude + (inexact ? 1 : 0);
+  const u128 rounded = s->magnitude + (s->inexact ? 1 : 0);
   if (rounded >= kTwo63) return Invalid(text, "out of range");
   return static_cast<int64_t>(rounded);
 }
 
 }  // namespace
 
+const char* QuantityFormatName(QuantityFormat f) {
+  switch (f) {
+    case QuantityFormat::kBinarySI:
+      return "BinarySI";
+    case QuantityFormat::kDecimalExponent:
+      return "DecimalExponent";
+    case QuantityFormat::kDecimalSI:
+      break;
+  }
+  return "DecimalSI";
+}
+
 absl::StatusOr<int64_t> ParseMilliQuantity(absl::string_view text) {
   return ParseScaled(text, 3);
 }
 
 absl::StatusOr<int64_t> ParseQuantity(absl::string_view text) { return ParseScaled(text, 0); }
+
+absl::StatusOr<ExactQuantity> ParseExactQuantity(absl::string_view text) {
+  constexpr u128 kNano = 1'000'000'000;
+  auto s = ParseMagnitude(text, 9, kTwo63 * kNano);
+  if (!s.ok()) return s.status();
+  // The same range and rounding (towards +infinity) as ParseScaled.
+  const u128 rounded = s->magnitude + (!s->negative && s->inexact ? 1 : 0);
+  if (s->negative ? rounded > kTwo63 * kNano : rounded >= kTwo63 * kNano) return Invalid(text, "out of range");
+  const __int128 nanos = static_cast<__int128>(rounded);
+  return ExactQuantity{s->negative ? -nanos : nanos, s->format};
+}
+
+QuantityFormat FormatOfQuantity(absl::string_view text) {
+  auto s = ParseMagnitude(text, 0, kTwo63);
+  return s.ok() ? s->format : QuantityFormat::kDecimalSI;
+}
 
 std::string FormatMilliQuantity(int64_t milli) {
   // Whole units print bare, everything else in milli units; both parse back

@@ -23,11 +23,27 @@
 
 namespace volcanic {
 
+// How Kubernetes writes a quantity back (Quantity.Format): by its suffix.
+enum class QuantityFormat : uint8_t { kDecimalSI, kBinarySI, kDecimalExponent };
+const char* QuantityFormatName(QuantityFormat f);  // "DecimalSI", "BinarySI", "DecimalExponent"
+
 // The quantity times 1000, rounded up: "100m" -> 100, "1.5" -> 1500, "1Ki" -> 1024000.
 absl::StatusOr<int64_t> ParseMilliQuantity(absl::string_view text);
 
 // The quantity rounded up to an integer: "2Gi" -> 2147483648, "100m" -> 1.
 absl::StatusOr<int64_t> ParseQuantity(absl::string_view text);
+
+// A quantity exactly enough for Kubernetes' own arithmetic (its values are
+// nano-precise): nano-units, rounded up as above, and the format it was
+// written in. Same grammar and range as ParseQuantity.
+struct ExactQuantity {
+  __int128 nanos = 0;
+  QuantityFormat format = QuantityFormat::kDecimalSI;
+};
+absl::StatusOr<ExactQuantity> ParseExactQuantity(absl::string_view text);
+
+// The format of a quantity's text (kDecimalSI for text that does not parse).
+QuantityFormat FormatOfQuantity(absl::string_view text);
 
 // Canonical text for a milli-value: whole units bare, else milli units:
 // 1500 -> "1500m", 2000 -> "2", 0 -> "0", -500 -> "-500m" (no k/M suffixes).

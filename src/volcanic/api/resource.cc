@@ -1,9 +1,9 @@
 #include "volcanic/api/resource.h"
 
 #include <algorithm>
-#include <deque>
 #include <mutex>
 
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
@@ -12,14 +12,59 @@
 namespace volcanic {
 namespace {
 
+constexpr ResourceId kBuiltinCount = 4;  // cpu, memory, ephemeral-storage, pods
+
+bool BytesName(absl::string_view n) {
+  return n == "memory" || absl::StartsWith(n, "hugepages-") || absl::EndsWith(n, "storage");
+}
+
+struct NameSlot {
+  std::string name;
+  int64_t refs = 0;
+  bool pinned = false;  // built-in or interned by code: never released
+  bool bytes = false;
+  bool in_use = false;
+};
+
 struct NameTable {
   std::mutex mu;
-  std::deque<std::string> names;  // deque: references stay valid as it grows
+  std::vector<NameSlot> slots;  // by id
   absl::flat_hash_map<std::string, ResourceId> ids;
+  absl::btree_set<ResourceId> free;  // unused ids below slots.size(), lowest reused first
   NameTable() {
-    for (const char* n : {"cpu", "memory", "ephemeral-storage", "pods"}) {
-      ids[n] = static_cast<ResourceId>(names.size());
-      names.emplace_back(n);
+    for (const char* n : {"cpu", "memory", "ephemeral-storage", "pods"}) Add(n)->pinned = true;
+  }
+  // The slot of `name`, added (with no references) when missing. Needs mu.
+  NameSlot* Add(absl::string_view name, ResourceId* id_out = nullptr) {
+    auto it = ids.find(name);
+    ResourceId id;
+    if (it != ids.end()) {
+      id = it->second;
+    } else if (!free.empty()) {
+      id = *free.begin();
+      free.erase(free.begin());
+    } else {
+      id = static_cast<ResourceId>(slots.size());
+      slots.emplace_back();
+    }
+    NameSlot& slot = slots[id];
+    if (!slot.in_use) {
+      slot = NameSlot{std::string(name), 0, false, BytesName(name), true};
+      ids.emplace(slot.name, id);
+    }
+    if (id_out) *id_out = id;
+    return &slot;
+  }
+  // Frees the id of an unpinned name nobody holds; trailing free ids are
+  // dropped so Width() shrinks back. Needs mu.
+  void Drop(ResourceId id) {
+    NameSlot& slot = slots[id];
+    ids.erase(slot.name);
+    slot = NameSlot{};
+    free.insert(id);
+    while (!slots.empty() && !slots.back().in_use) {
+      free.erase(static_cast<ResourceId>(slots.size() - 1));
+      slots.pop_back();
     }
   }
 };
@@ -50,12 +95,30 @@ int64_t SubSat(int64_t a, int64_t b) {
 ResourceId ResourceNames::Intern(absl::string_view name) {
   NameTable& t = Table();
   std::lock_guard<std::mutex> lock(t.mu);
-  auto it = t.ids.find(name);
-  if (it != t.ids.end()) return it->second;
-  ResourceId id = static_cast<ResourceId>(t.names.size());
-  t.names.emplace_back(name);
-  t.ids.emplace(std::string(name), id);
+  ResourceId id;
+  t.Add(name, &id)->pinned = true;
   return id;
+}
+
+ResourceId ResourceNames::Acquire(absl::string_view name) {
+  NameTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  ResourceId id;
+  ++t.Add(name, &id)->refs;
+  return id;
+}
+
+void ResourceNames::AddRef(ResourceId id) {
+  NameTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  ++t.slots.at(id).refs;
+}
+
+void ResourceNames::Release(ResourceId id) {
+  NameTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  NameSlot& slot = t.slots.at(id);
+  if (--slot.refs == 0 && !slot.pinned) t.Drop(id);
 }
 
 ResourceId ResourceNames::Find(absl::string_view name) {
@@ -68,20 +131,48 @@ ResourceId ResourceNames::Find(absl::string_view name) {
 std::string ResourceNames::Name(ResourceId id) {
   NameTable& t = Table();
   std::lock_guard<std::mutex> lock(t.mu);
-  return t.names.at(id);
+  return t.slots.at(id).name;
 }
 
 bool ResourceNames::IsBytes(ResourceId id) {
   if (id == kMemory || id == kEphemeralStorage) return true;
-  if (id == kCpu) return false;
-  std::string n = Name(id);
-  return absl::StartsWith(n, "hugepages-") || absl::EndsWith(n, "storage");
+  if (id == kCpu || id == kPods) return false;
+  NameTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  return t.slots.at(id).bytes;
 }
 
 int ResourceNames::Count() {
   NameTable& t = Table();
   std::lock_guard<std::mutex> lock(t.mu);
-  return static_cast<int>(t.names.size());
+  return static_cast<int>(t.ids.size());
+}
+
+int ResourceNames::Width() {
+  NameTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  return static_cast<int>(t.slots.size());
+}
+
+ResourceNameRefs::ResourceNameRefs(const ResourceNameRefs& o) : ids_(o.ids_) {
+  for (ResourceId id : ids_) ResourceNames::AddRef(id);
+}
+
+ResourceNameRefs::~ResourceNameRefs() {
+  for (ResourceId id : ids_) ResourceNames::Release(id);
+}
+
+ResourceId ResourceNameRefs::Hold(absl::string_view name) {
+  // The common names without the table's lock: they are never released.
+  if (name == "cpu") return kCpu;
+  if (name == "memory") return kMemory;
+  ResourceId id = ResourceNames::Acquire(name);
+  if (id < kBuiltinCount || std::find(ids_.begin(), ids_.end(), id) != ids_.end()) {
+    ResourceNames::Release(id);  // held already, or never released anyway
+  } else {
+    ids_.push_back(id);
+  }
+  return id;
 }
 
 void Resource::Set(ResourceId id, int64_t value) {

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -29,13 +30,49 @@ inline constexpr ResourceId kEphemeralStorage = 2;
 inline constexpr ResourceId kPods = 3;
 
 // The process-wide table of resource names. Thread-safe.
+//
+// A name read from an object is held by that object (ResourceNameRefs) and
+// its id is reused once no live object holds it, so the table, and with it
+// the width of every resource vector, follows the names in use, not every
+// name ever seen. The four names above and names from code or configuration
+// (Intern) are never released.
 class ResourceNames {
  public:
+  // Pins `name` for the life of the process: for names from code and
+  // configuration only, never for names read from objects.
   static ResourceId Intern(absl::string_view name);
-  static ResourceId Find(absl::string_view name);  // -1 for a name never interned
+  static ResourceId Find(absl::string_view name);  // -1 for a name not in use
   static std::string Name(ResourceId id);
   static bool IsBytes(ResourceId id);  // measured in bytes rather than milli-units
-  static int Count();
+  static int Count();  // names in use
+  // Every id in use is below this: how wide a resource vector can get.
+  static int Width();
+
+ private:
+  friend class ResourceNameRefs;
+  static ResourceId Acquire(absl::string_view name);
+  static void AddRef(ResourceId id);
+  static void Release(ResourceId id);
+};
+
+// The resource names one object uses, each held once while the object lives.
+// Copies hold the names again; destruction releases them.
+class ResourceNameRefs {
+ public:
+  ResourceNameRefs() = default;
+  ResourceNameRefs(const ResourceNameRefs& o);
+  ResourceNameRefs(ResourceNameRefs&& o) noexcept : ids_(std::move(o.ids_)) { o.ids_.clear(); }
+  ResourceNameRefs& operator=(ResourceNameRefs o) noexcept {
+    std::swap(ids_, o.ids_);
+    return *this;
+  }
+  ~ResourceNameRefs();
+
+  // The id of `name`, held by this object from now on.
+  ResourceId Hold(absl::string_view name);
+
+ private:
+  absl::InlinedVector<ResourceId, 2> ids_;  // distinct; the four built-ins are not listed
 };
 
 class Resource {

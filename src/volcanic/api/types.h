@@ -58,7 +58,8 @@ struct TaskInfo {
   bool implicit_group = false;     // no group annotation: its own group of one
   std::string role;                // task role: annotation volcano.sh/task-spec
   int64_t index = -1;              // pod index for task order, -1 if none
-  Resource resreq;                 // max(Σ containers, each init container) + overhead
+  Resource resreq;                 // pod_requests.h's rule, plus one `pods`
+  ResourceNameRefs resource_names;  // the names this pod's object uses
   bool best_effort = false;        // resreq empty (Volcano's IsEmpty)
   int64_t nonzero_cpu = 0, nonzero_mem = 0;  // kube scoring's non-zero requests
   int32_t priority = 1;
@@ -92,6 +93,7 @@ struct NodeInfo {
   bool unschedulable = false;
   bool ready_condition = true;
   Resource allocatable;
+  ResourceNameRefs resource_names;  // the names this node's object uses
   int64_t max_pods = 110;
 
   Resource idle, used, releasing, pipelined;
@@ -132,6 +134,7 @@ struct JobInfo {
   int32_t min_available = 0;
   std::map<std::string, int32_t> min_task_member;
   std::optional<Resource> min_resources;
+  ResourceNameRefs resource_names;  // the names this PodGroup's object uses
   std::string phase;  // PodGroup status.phase (sessions change it; an upsert resets it)
   std::vector<PodGroupCondition> conditions;
   // The PodGroup's status as read, to tell what a session changed.
@@ -172,6 +175,7 @@ struct QueueInfo {
   int32_t priority = 0;
   Resource capability = Resource::Infinite();
   Resource deserved, guarantee;
+  ResourceNameRefs resource_names;  // the names this Queue's object uses
   bool reclaimable = true;
   std::string state = "Open";
   int64_t creation_ms = 0;

@@ -143,6 +143,21 @@ class PyScheduler {
     return ToPython(*d);
   }
 
+  // Sizes that must follow what is alive, not what was ever seen.
+  py::dict Stats() {
+    int classes;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mu_);
+      classes = s_.cache().class_count();
+    }
+    py::dict out;
+    out["task_classes"] = classes;
+    out["resource_names"] = ResourceNames::Count();  // process-wide: every Scheduler's names
+    out["resource_width"] = ResourceNames::Width();
+    return out;
+  }
+
  private:
   void NotFromOwnSession() const {
     if (session_thread_.load() == std::this_thread::get_id())
@@ -163,7 +178,8 @@ void BindScheduler(py::module_& m) {
       .def("upsert_many", &PyScheduler::UpsertMany, py::arg("objs"))
       .def("delete", &PyScheduler::Delete, py::arg("kind"), py::arg("name"), py::arg("namespace") = py::none())
       .def("forget", &PyScheduler::Forget, py::arg("key"))
-      .def("run_once", &PyScheduler::RunOnce, py::arg("now_ms"), py::arg("changed_only") = false);
+      .def("run_once", &PyScheduler::RunOnce, py::arg("now_ms"), py::arg("changed_only") = false)
+      .def("stats", &PyScheduler::Stats);
   m.def("plugin_names", [] { return Registry::Global().PluginNames(); });
   m.def("action_names", [] { return Registry::Global().ActionNames(); });
 }

@@ -1,6 +1,6 @@
 // volcanic._core: the native engine for Python. One file per area:
 // bind_scheduler.cc (Scheduler, decisions, errors), bind_plugins.cc (Python
-// plugins and their views).
+// plugins and their views), bind_kube.cc (quantities, durations, pod requests).
 #include <pybind11/pybind11.h>
 
 namespace py = pybind11;
@@ -8,10 +8,12 @@ namespace py = pybind11;
 namespace volcanic::bindings {
 void BindScheduler(py::module_& m);
 void BindPlugins(py::module_& m);
+void BindKube(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "volcanic's native scheduling engine (private; use the volcanic package)";
   volcanic::bindings::BindScheduler(m);
   volcanic::bindings::BindPlugins(m);
+  volcanic::bindings::BindKube(m);
 }

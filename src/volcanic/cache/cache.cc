@@ -60,14 +60,7 @@ absl::StatusOr<bool> Cache::Upsert(const json& obj) {
 
 absl::Status Cache::UpsertPod(const json& obj) {
   ASSIGN_OR_RETURN(TaskInfo parsed, ParsePod(obj, opts_));
-  auto [cid, inserted] = class_ids_.try_emplace(parsed.class_key, static_cast<int32_t>(class_ids_.size()));
-  parsed.class_id = cid->second;
-  // Pods of one class have equal placements: share one.
-  if (inserted) {
-    class_placements_.push_back(parsed.placement);
-  } else {
-    parsed.placement = class_placements_[parsed.class_id];
-  }
+  AcquireClass(parsed);
   auto it = tasks_.find(parsed.key);
   if (it != tasks_.end()) {
     TaskInfo* old = it->second.get();
@@ -81,9 +74,11 @@ absl::Status Cache::UpsertPod(const json& obj) {
       parsed.status = TaskStatus::kReleasing;
       parsed.assumed = Assumed::kEvict;
     }
+    int32_t old_class = old->class_id;
     DetachTask(old);
     *old = std::move(parsed);
     AttachTask(old);
+    ReleaseClass(old_class);
     return absl::OkStatus();
   }
   auto t = std::make_unique<TaskInfo>(std::move(parsed));
@@ -91,6 +86,32 @@ absl::Status Cache::UpsertPod(const json& obj) {
   tasks_.emplace(raw->key, std::move(t));
   AttachTask(raw);
   return absl::OkStatus();
+}
+
+void Cache::AcquireClass(TaskInfo& t) {
+  auto [it, inserted] = class_ids_.try_emplace(t.class_key, -1);
+  if (inserted) {
+    if (free_class_ids_.empty()) {
+      it->second = static_cast<int32_t>(classes_.size());
+      classes_.emplace_back();
+    } else {
+      it->second = *free_class_ids_.begin();
+      free_class_ids_.erase(free_class_ids_.begin());
+    }
+    classes_[it->second] = TaskClass{t.class_key, t.placement, 0};
+  }
+  TaskClass& c = classes_[it->second];
+  ++c.pods;
+  t.class_id = it->second;
+  t.placement = c.placement;  // pods of one class have equal placements: share one
+}
+
+void Cache::ReleaseClass(int32_t id) {
+  TaskClass& c = classes_[id];
+  if (--c.pods > 0) return;
+  class_ids_.erase(c.key);
+  c = TaskClass{};
+  free_class_ids_.insert(id);
 }
 
 const Labels& Cache::NamespaceLabels(const std::string& ns) const {
@@ -173,6 +194,7 @@ absl::Status Cache::UpsertNode(const json& obj) {
   node->ready_condition = parsed.ready_condition;
   node->max_pods = parsed.max_pods;
   node->SetAllocatable(std::move(parsed.allocatable));
+  node->resource_names = std::move(parsed.resource_names);
   return absl::OkStatus();
 }
 
@@ -230,6 +252,7 @@ void Cache::DeleteTask(const std::string& key) {
   auto it = tasks_.find(key);
   if (it == tasks_.end()) return;
   DetachTask(it->second.get());
+  ReleaseClass(it->second->class_id);
   tasks_.erase(it);
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/container/btree_map.h"
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -50,6 +51,8 @@ class Cache {
   static bool Schedulable(const JobInfo& job) { return job.has_podgroup || job.implicit; }
   // Labels of a Namespace object (empty when unknown), for namespaceSelectors.
   const Labels& NamespaceLabels(const std::string& ns) const;
+  // Task classes of live pods (pods alike for placement share one).
+  int class_count() const { return static_cast<int>(class_ids_.size()); }
   // Pods with required pod anti-affinity terms: they constrain other pods.
   const absl::flat_hash_set<const TaskInfo*>& anti_affinity_tasks() const { return anti_affinity_tasks_; }
 
@@ -63,6 +66,16 @@ class Cache {
   void DropJobIfEmpty(const std::string& key);
   void DropNodeIfEmpty(const std::string& name);
   void EnsureDefaultQueues();
+  // Gives the task the id and shared placement of its class; the id is
+  // reused once no live pod has the class.
+  void AcquireClass(TaskInfo& t);
+  void ReleaseClass(int32_t id);
+
+  struct TaskClass {
+    std::string key;
+    std::shared_ptr<const Placement> placement;
+    int64_t pods = 0;
+  };
 
   ParseOptions opts_;
   absl::btree_map<std::string, std::unique_ptr<NodeInfo>> nodes_;
@@ -70,8 +83,9 @@ class Cache {
   absl::flat_hash_map<std::string, std::unique_ptr<TaskInfo>> tasks_;
   absl::btree_map<std::string, QueueInfo> queues_;
   absl::flat_hash_map<std::string, PriorityClassInfo> priority_classes_;
-  absl::flat_hash_map<std::string, int32_t> class_ids_;
-  std::vector<std::shared_ptr<const Placement>> class_placements_;  // by class id
+  absl::flat_hash_map<std::string, int32_t> class_ids_;  // class key -> id
+  std::vector<TaskClass> classes_;                       // by class id
+  absl::btree_set<int32_t> free_class_ids_;              // lowest reused first
   absl::flat_hash_map<std::string, Labels> namespace_labels_;
   absl::flat_hash_set<const TaskInfo*> anti_affinity_tasks_;
   uint64_t arrivals_ = 0;  // jobs seen so far: the next job's arrival order
