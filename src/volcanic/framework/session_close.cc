@@ -76,6 +76,7 @@ void Session::Close(Decisions* out) {
   out->evictions = evictions_;
   RevertUncommitted();
   WriteUnschedulable(out);
+  WriteTimings(out);
 }
 
 void Session::WritePodGroupStatus(Decisions* out) {
