@@ -112,3 +112,18 @@ TEST_CASE("every plugin's callbacks are timed per extension point") {
   REQUIRE(t.at("nodeorder").at("node_order").calls > 0);
   REQUIRE(t.at("drf").at("on_allocate").calls == 3);  // one per placed pod
 }
+
+TEST_CASE("hook timing counts every call and times its first 32, then one in 32, scaled to all") {
+  HookSample s;
+  int timed = 0;
+  for (int i = 0; i < 100; ++i)
+    if (s.Count()) {
+      ++timed;
+      ++s.timed;
+      s.timed_nanos += 10;
+    }
+  REQUIRE(timed == 32 + 2);  // calls 1..32, 64, 96
+  REQUIRE(s.Estimate().calls == 100);
+  REQUIRE(s.Estimate().nanos == 1000);  // 10 ns a timed call, for all 100
+  REQUIRE(HookSample().Estimate().nanos == 0);
+}

@@ -29,8 +29,9 @@ class Decisions:
     unschedulable: "ns/pod" -> why a pending pod was not placed.
     action_seconds: action -> wall seconds it took (diagnostics).
     plugin_timings: plugin -> extension point ("predicate", "job_order", "on_session_open",
-        ...) -> {"seconds": wall seconds its callbacks took, "calls": how many calls}, for the
-        points the plugin's callbacks were called on (diagnostics).
+        ...) -> {"seconds": wall seconds its callbacks took (sampled, scaled to all calls),
+        "calls": how many calls}, for the points the plugin's callbacks were called on
+        (diagnostics).
     """
 
     binds: dict[str, str] = field(default_factory=dict)

@@ -73,7 +73,9 @@ absl::Status Session::Open() {
   }
   for (auto& slot : slots_) {
     PluginHandle handle(*this, *slot);
-    HookTimer timer(&slot->times[static_cast<size_t>(HookKind::kOnSessionOpen)]);
+    HookSample& sample = slot->times[static_cast<size_t>(HookKind::kOnSessionOpen)];
+    sample.Count();
+    HookTimer timer(&sample);
     slot->plugin->OnSessionOpen(handle);
   }
   CollectCallbacks();
@@ -122,7 +124,9 @@ void Session::CollectCallbacks() {
 
 void Session::ClosePlugins() {
   for (auto& slot : slots_) {
-    HookTimer timer(&slot->times[static_cast<size_t>(HookKind::kOnSessionClose)]);
+    HookSample& sample = slot->times[static_cast<size_t>(HookKind::kOnSessionClose)];
+    sample.Count();
+    HookTimer timer(&sample);
     slot->plugin->OnSessionClose(*this);
   }
 }
@@ -130,7 +134,7 @@ void Session::ClosePlugins() {
 void Session::WriteTimings(Decisions* out) const {
   for (const auto& slot : slots_)
     for (size_t k = 0; k < kHookKinds; ++k) {
-      const HookTime& t = slot->times[k];
+      HookTime t = slot->times[k].Estimate();
       if (t.calls == 0) continue;
       // A plugin listed twice in the configuration is reported once, summed.
       HookTime& sum = out->plugin_timings[slot->name][HookKindName(static_cast<HookKind>(k))];
