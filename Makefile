@@ -33,9 +33,10 @@ install: deps
 	$(PYTHON) -m pip install -q --root-user-action=ignore --no-build-isolation .
 
 cpp-test: deps
-	cmake -S . -B $(CPP_BUILD) -G Ninja -DVOLCANIC_PYTHON=OFF -DVOLCANIC_TESTS=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake -S . -B $(CPP_BUILD) -G Ninja -DVOLCANIC_PYTHON=OFF -DVOLCANIC_TESTS=ON -DCMAKE_BUILD_TYPE=Release \
+	  -DPython3_EXECUTABLE=$$(command -v $(PYTHON)) >/dev/null
 	cmake --build $(CPP_BUILD)
-	$(CPP_BUILD)/volcanic_tests
+	cd $(CPP_BUILD) && ctest --output-on-failure
 
 py-test: install
 	$(PYTHON) -m pytest -q tests/python

@@ -14,8 +14,8 @@ void Load(Cache& cache, const json& objects) {
   }
 }
 
-SchedulerConf Conf(const std::string& json_text) {
-  auto conf = ParseSchedulerConf(json::parse(json_text));
+SchedulerConf Conf(const std::string& json_text, const Registry& registry) {
+  auto conf = ParseSchedulerConf(json::parse(json_text), registry);
   INFO(conf.status().ToString());
   REQUIRE(conf.ok());
   return *conf;

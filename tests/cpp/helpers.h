@@ -2,12 +2,15 @@
 // utilities (BuildNode, BuildPod, BuildPodGroup, BuildQueue).
 #pragma once
 
+#include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "nlohmann/json.hpp"
 #include "volcanic/cache/cache.h"
 #include "volcanic/framework/conf.h"
 #include "volcanic/framework/decisions.h"
+#include "volcanic/framework/registry.h"
 
 namespace volcanic::testing {
 
@@ -47,8 +50,19 @@ inline json Queue(const std::string& name, int weight = 1) {
 // Upserts every object, failing the test on an error.
 void Load(Cache& cache, const json& objects);
 
-// Parses a configuration given as JSON text.
-SchedulerConf Conf(const std::string& json_text);
+// Parses a configuration given as JSON text against `registry`.
+SchedulerConf Conf(const std::string& json_text, const Registry& registry = Registry::Builtins());
+
+// The built-in registry plus the test plugin P (default-constructed) as `name`.
+template <typename P>
+Registry WithTestPlugin(const std::string& name) {
+  Registry r = Registry::Builtins();
+  absl::Status added = r.AddPlugin(name, [](const Arguments&) -> absl::StatusOr<std::unique_ptr<Plugin>> {
+    return std::make_unique<P>();
+  });
+  if (!added.ok()) throw std::logic_error(added.ToString());
+  return r;
+}
 
 // One session of a fresh scheduler with `conf` (JSON text) over `objects`,
 // failing the test on an error.

@@ -26,8 +26,8 @@ FailWhere g_fail;
 
 class FailingPlugin : public Plugin {
  public:
-  void OnSessionOpen(Session& ssn) override {
-    ssn.AddJobReadyFn("test-failing", [&ssn](const JobInfo& j) {
+  void OnSessionOpen(PluginHandle& h) override {
+    h.AddJobReadyFn([&ssn = h.session()](const JobInfo& j) {
       if (j.name == g_fail.job) ssn.Fail(PluginError("test-failing", "job_ready failed"));
       return true;
     });
@@ -37,11 +37,6 @@ class FailingPlugin : public Plugin {
   }
 };
 
-void RegisterFailing() {
-  Registry::Global().AddPlugin("test-failing", [](const Arguments&) -> absl::StatusOr<std::unique_ptr<Plugin>> {
-    return std::make_unique<FailingPlugin>();
-  });
-}
 
 json PriorityClass(const std::string& name, int value) {
   return {{"kind", "PriorityClass"}, {"metadata", {{"name", name}}}, {"value", value}};
@@ -71,8 +66,8 @@ Seen Of(const Decisions& d) {
 // Fails once as `where` says, then checks the next session decides what a
 // fresh scheduler decides.
 Seen FailThenCompare(const std::string& conf, const json& objects, FailWhere where) {
-  RegisterFailing();
-  Scheduler s(Conf(conf));
+  Registry registry = WithTestPlugin<FailingPlugin>("test-failing");
+  Scheduler s(Conf(conf, registry), registry);
   Load(s.cache(), objects);
   g_fail = where;
   auto failed = s.RunOnce(0);
@@ -81,7 +76,7 @@ Seen FailThenCompare(const std::string& conf, const json& objects, FailWhere whe
   g_fail = {};
   auto again = s.RunOnce(0);
   REQUIRE(again.ok());
-  Scheduler fresh(Conf(conf));
+  Scheduler fresh(Conf(conf, registry), registry);
   Load(fresh.cache(), objects);
   auto expected = fresh.RunOnce(0);
   REQUIRE(expected.ok());
@@ -123,13 +118,6 @@ TEST_CASE("a failure at close undoes committed evictions and pipelines") {
   REQUIRE(seen.pipelined == std::vector<std::pair<std::string, std::string>>{{"c1/preemptor1", "n1"}});
 }
 
-TEST_CASE("the registry tells built-in plugins from run-time ones") {
-  RegisterFailing();
-  REQUIRE(Registry::Global().IsBuiltinPlugin("binpack"));
-  REQUIRE(!Registry::Global().IsBuiltinPlugin("test-failing"));
-  REQUIRE(!Registry::Global().IsBuiltinPlugin("nonexistent"));
-}
-
 namespace {
 
 // Spreads by task count (node-local) and records each batch's size.
@@ -137,10 +125,9 @@ std::vector<size_t>* g_batches = nullptr;
 
 class BatchRecorder : public Plugin {
  public:
-  void OnSessionOpen(Session& ssn) override {
-    ssn.AddTaskOrderFn("test-batches", [](const TaskInfo& a, const TaskInfo& b) { return a.name.compare(b.name); });
-    ssn.AddBatchNodeOrderFn(
-        "test-batches",
+  void OnSessionOpen(PluginHandle& h) override {
+    h.AddTaskOrderFn([](const TaskInfo& a, const TaskInfo& b) { return a.name.compare(b.name); });
+    h.AddBatchNodeOrderFn(
         [](const TaskInfo&, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) {
           g_batches->push_back(nodes.size());
           for (size_t i = 0; i < nodes.size(); ++i) (*scores)[i] -= static_cast<double>(nodes[i]->tasks.size());
@@ -152,12 +139,11 @@ class BatchRecorder : public Plugin {
 }  // namespace
 
 TEST_CASE("a task class scores the nodes changed since it last looked in one batch") {
-  Registry::Global().AddPlugin("test-batches", [](const Arguments&) -> absl::StatusOr<std::unique_ptr<Plugin>> {
-    return std::make_unique<BatchRecorder>();
-  });
+  Registry registry = WithTestPlugin<BatchRecorder>("test-batches");
   std::vector<size_t> batches;
   g_batches = &batches;
-  Scheduler s(Conf(R"({"actions": "allocate", "tiers": [{"plugins": [{"name": "test-batches"}]}]})"));
+  Scheduler s(Conf(R"({"actions": "allocate", "tiers": [{"plugins": [{"name": "test-batches"}]}]})", registry),
+              registry);
   // Two task classes (1 and 2 CPUs), tried in name order: A, B, A, B.
   Load(s.cache(), json::array({Node("n0", "8", "8Gi"), Node("n1", "8", "8Gi"), Node("n2", "8", "8Gi"),
                                Node("n3", "8", "8Gi"), Queue("q"), PodGroup("ns", "pg", "q", 1),

@@ -16,23 +16,22 @@ std::vector<std::string>* g_events = nullptr;
 
 class RecorderPlugin : public Plugin {
  public:
-  void OnSessionOpen(Session& ssn) override {
-    ssn.AddEventHandler(
-        "test-recorder", [](const TaskInfo& t) { g_events->push_back("+" + t.name); },
+  void OnSessionOpen(PluginHandle& h) override {
+    h.AddEventHandler(
+        [](const TaskInfo& t) { g_events->push_back("+" + t.name); },
         [](const TaskInfo& t) { g_events->push_back("-" + t.name); });
   }
 };
 
 struct Fixture {
   Cache cache;
+  Registry registry = WithTestPlugin<RecorderPlugin>("test-recorder");
   SchedulerConf conf;
   std::vector<std::string> events;
   Fixture() {
-    Registry::Global().AddPlugin("test-recorder", [](const Arguments&) -> absl::StatusOr<std::unique_ptr<Plugin>> {
-      return std::make_unique<RecorderPlugin>();
-    });
     g_events = &events;
-    conf = Conf(R"({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}, {"name": "test-recorder"}]}]})");
+    conf = Conf(R"({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}, {"name": "test-recorder"}]}]})",
+                registry);
     Load(cache, json::array({Node("n1", "4", "8Gi"), Queue("q1"), PodGroup("ns", "pg", "q1", 1),
                              Pod("ns", "running", "1", "1Gi", "pg", "n1", "Running"),
                              Pod("ns", "a", "1", "1Gi", "pg"), Pod("ns", "b", "1", "1Gi", "pg")}));
@@ -43,7 +42,7 @@ struct Fixture {
 
 TEST_CASE("discard undoes operations in reverse order and restores accounting") {
   Fixture f;
-  Session ssn(f.cache, f.conf, {});
+  Session ssn(f.cache, f.conf, {}, f.registry);
   REQUIRE(ssn.Open().ok());
   NodeInfo* n1 = f.cache.FindNode("n1");
   TaskInfo* a = f.cache.FindTask("ns/a");
@@ -78,7 +77,7 @@ TEST_CASE("commit binds allocations and records evictions; close reverts pipelin
   Fixture f;
   Decisions d;
   {
-    Session ssn(f.cache, f.conf, {});
+    Session ssn(f.cache, f.conf, {}, f.registry);
     REQUIRE(ssn.Open().ok());
     NodeInfo* n1 = f.cache.FindNode("n1");
     Statement stmt(ssn);

@@ -32,7 +32,7 @@ def conf(*tiers: list, actions: str = "allocate") -> dict[str, Any]:
 
 def decisions(d: volcanic.Decisions) -> dict[str, Any]:
     """What a session decided, without its timings."""
-    return {k: v for k, v in vars(d).items() if k != "action_seconds"}
+    return d.outcome()
 
 
 def priority_class(name: str, value: int) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -47,11 +48,23 @@ def test_bench_json_line():
     r = _run("bench", "--preset", "small", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert set(out) == {"preset", "nodes", "pods", "ingest_s", "actions", "session_s", "placed", "pods_per_s",
-                        "peak_rss_mb"}
+    assert set(out) == {"preset", "nodes", "pods", "ingest_s", "actions", "plugins", "session_s", "placed",
+                        "pods_per_s", "peak_rss_mb"}
     assert set(out["actions"]) == {"enqueue", "allocate", "backfill"}
+    # Volcano's default configuration: every plugin's callbacks, timed per extension point.
+    assert set(out["plugins"]) == {"priority", "gang", "conformance", "overcommit", "drf", "predicates",
+                                   "proportion", "nodeorder"}
+    assert out["plugins"]["predicates"]["predicate"]["calls"] > 0
+    assert set(out["plugins"]["gang"]["job_ready"]) == {"seconds", "calls"}
     assert (out["preset"], out["nodes"], out["pods"]) == ("small", 100, 1000)
     assert 0 < out["placed"] <= 1000
+
+
+def test_bench_prints_the_plugins_time():
+    r = _run("bench", "--preset", "small")
+    assert r.returncode == 0, r.stderr
+    assert "  plugins  (seconds in their callbacks, calls; slowest first)\n" in r.stdout
+    assert re.search(r"^    predicates +[0-9.]+ s: .*predicate [0-9.]+ s/[0-9]+", r.stdout, re.M)
 
 
 def test_bench_is_deterministic():

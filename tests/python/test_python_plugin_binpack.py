@@ -17,6 +17,7 @@ from pyplugin_helpers import NOW, decisions
 import volcanic
 from volcanic.bench import synthetic_cluster
 from volcanic.bench.run import scorer_conf
+from volcanic.scheduler.plugins import plugin_names
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -71,7 +72,7 @@ ARGUMENTS = [
 def test_the_example_is_a_registered_plugin():
     assert issubclass(example.BinpackPlugin, volcanic.Plugin)
     assert example.BinpackPlugin.name == "py-binpack" and example.BinpackPlugin.node_local
-    assert "py-binpack" in volcanic._core.plugin_names()
+    assert "py-binpack" in plugin_names()
 
 
 @pytest.mark.parametrize("arguments", ARGUMENTS)

@@ -12,6 +12,7 @@ from builders import node, pod, podgroup, queue
 from pyplugin_helpers import NOW, conf, decisions, make_plugin, priority_class, scenario_objects
 
 import volcanic
+from volcanic.scheduler.plugins import plugin_names, unregister_plugin
 
 
 def prefer(name_of_first: str):
@@ -356,25 +357,75 @@ def test_register_plugin_errors():
         volcanic.Scheduler(conf(["bad-hook"]))
 
 
-def test_registered_name_is_usable_at_once_and_re_registering_replaces():
+def test_registered_name_is_usable_at_once_and_a_taken_name_is_refused():
     @volcanic.register_plugin
+    class First(volcanic.Plugin):
+        name = "taken"
+
+        def node_order(self, task, n):
+            return 10.0 if n.name == "n1" else 0
+    assert First.name == "taken"
+    assert "taken" in plugin_names()
+    objs = [node("n1"), node("n2"), podgroup("pg"), pod("p", "pg")]
+    assert volcanic.schedule(objs, conf(["gang", "taken"]), now=NOW).binds == {"ns/p": "n1"}
+
+    class Second(volcanic.Plugin):
+        name = "taken"
+
+        def node_order(self, task, n):
+            return 10.0 if n.name == "n2" else 0
+    message = (r'^register_plugin: a plugin named "taken" is already registered \(test_python_plugins\..*First\); '
+               r'give .*Second another name, or call unregister_plugin\("taken"\) first to replace it$')
+    with pytest.raises(volcanic.ConfigError, match=message):
+        volcanic.register_plugin(Second)
+    with pytest.raises(volcanic.ConfigError, match="already registered"):
+        volcanic.register_plugin(First)  # the same class again is no exception
+    assert volcanic.schedule(objs, conf(["gang", "taken"]), now=NOW).binds == {"ns/p": "n1"}
+
+
+def test_unregistering_frees_the_name_and_schedulers_keep_what_they_took():
     class First(volcanic.Plugin):
         name = "replaceable"
 
         def node_order(self, task, n):
             return 10.0 if n.name == "n1" else 0
-    assert First.name == "replaceable"
-    assert "replaceable" in volcanic._core.plugin_names()
-    objs = [node("n1"), node("n2"), podgroup("pg"), pod("p", "pg")]
-    assert volcanic.schedule(objs, conf(["gang", "replaceable"]), now=NOW).binds == {"ns/p": "n1"}
 
-    class Second(volcanic.Plugin):
-        name = "replaceable"
-
+    class Second(First):
         def node_order(self, task, n):
             return 10.0 if n.name == "n2" else 0
+    volcanic.register_plugin(First)
+    objs = [node("n1"), node("n2"), podgroup("pg"), pod("p", "pg")]
+    before = volcanic.Scheduler(conf(["gang", "replaceable"]))
+    unregister_plugin("replaceable")
+    assert "replaceable" not in plugin_names()
+    with pytest.raises(volcanic.ConfigError, match='unknown plugin "replaceable"'):
+        volcanic.Scheduler(conf(["gang", "replaceable"]))
     volcanic.register_plugin(Second)
-    assert volcanic.schedule(objs, conf(["gang", "replaceable"]), now=NOW).binds == {"ns/p": "n2"}
+    after = volcanic.Scheduler(conf(["gang", "replaceable"]))
+    for s in (before, after):
+        for obj in objs:
+            s.upsert(obj)
+    assert before.run_once(now=NOW).binds == {"ns/p": "n1"}
+    assert after.run_once(now=NOW).binds == {"ns/p": "n2"}
+    with pytest.raises(volcanic.ConfigError, match='no Python plugin is registered as "nothing-here"'):
+        unregister_plugin("nothing-here")
+
+
+def test_python_and_native_hooks_are_timed_per_plugin_and_hook():
+    calls = []
+    scorer = make_plugin(node_order=lambda self, task, n: calls.append(n.name) or 0.0)
+    objs = [node("n1"), node("n2"), podgroup("pg"), pod("p", "pg"), pod("q", "pg")]
+    d = volcanic.schedule(objs, conf(["gang", scorer.name], ["predicates"]), now=NOW)
+    assert len(d.binds) == 2
+    mine = d.plugin_timings[scorer.name]
+    assert mine["node_order"]["calls"] == len(calls) > 0
+    assert mine["on_session_open"]["calls"] == 1 and mine["on_session_close"]["calls"] == 1
+    assert d.plugin_timings["gang"]["job_ready"]["calls"] > 0
+    assert d.plugin_timings["predicates"]["predicate"]["calls"] > 0
+    for hooks in d.plugin_timings.values():
+        for t in hooks.values():
+            assert isinstance(t["seconds"], float) and t["seconds"] >= 0 and isinstance(t["calls"], int)
+    assert "plugin_timings" not in d.outcome() and "action_seconds" not in d.outcome()
 
 
 # The embedded cluster runs Python plugins in its scheduler; a failing one is reported and

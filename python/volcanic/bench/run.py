@@ -54,6 +54,9 @@ def run_bench(preset: str, seed: int = 1, conf: Any = None, scorer: str | None =
         "pods": pods,
         "ingest_s": round(ingest, 4),
         "actions": {k: round(v, 4) for k, v in d.action_seconds.items()},
+        "plugins": {plugin: {hook: {"seconds": round(t["seconds"], 4), "calls": t["calls"]}
+                             for hook, t in hooks.items()}
+                    for plugin, hooks in d.plugin_timings.items()},
         "session_s": round(session, 4),
         "placed": placed,
         "pods_per_s": round(placed / allocate) if allocate > 0 else None,

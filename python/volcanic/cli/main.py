@@ -52,8 +52,7 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
             conf = f.read()
     d = schedule(_load_objects(args.files), conf, now=args.now)
     if args.json:
-        out = {k: v for k, v in vars(d).items() if k != "action_seconds"}
-        print(json.dumps(out, indent=2, sort_keys=True))
+        print(json.dumps(d.outcome(), indent=2, sort_keys=True))
         return 0
     sys.stdout.write(_table("Binds", ["POD", "NODE"], sorted(d.binds.items())))
     sys.stdout.write(_table("Pipelined", ["POD", "NODE"], sorted(d.pipelined.items())))
@@ -179,6 +178,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     print(f"  ingest   {result['ingest_s']:.3f} s")
     for action, seconds in result["actions"].items():
         print(f"  {action:<8} {seconds:.4f} s")
+    print("  plugins  (seconds in their callbacks, calls; slowest first)")
+    for plugin, hooks in sorted(result["plugins"].items(), key=lambda p: -sum(t["seconds"] for t in p[1].values())):
+        total = sum(t["seconds"] for t in hooks.values())
+        detail = ", ".join(f"{hook} {t['seconds']:.4f} s/{t['calls']}" for hook, t in
+                           sorted(hooks.items(), key=lambda h: -h[1]["seconds"]))
+        print(f"    {plugin:<12} {total:.4f} s: {detail}")
     print(f"  session  {result['session_s']:.3f} s")
     print(f"  placed   {result['placed']} pods, {result['pods_per_s']} pods/s in allocate")
     print(f"  peak RSS {result['peak_rss_mb']} MB")

@@ -9,7 +9,7 @@ from typing import Any, Iterable
 
 from volcanic import _core
 from volcanic.scheduler.conf import load_conf
-from volcanic.scheduler.plugins import load_entry_point_plugins, plugin_names_in
+from volcanic.scheduler.plugins import load_entry_point_plugins, plugin_names_in, registered_plugins
 
 # The kinds the engine reads; others are skipped by schedule().
 SCHEDULER_KINDS = frozenset({"Node", "Pod", "PodGroup", "Queue", "PriorityClass", "Namespace"})
@@ -28,6 +28,10 @@ class Decisions:
         deserved share a queue plugin (proportion) computed this session.
     unschedulable: "ns/pod" -> why a pending pod was not placed.
     action_seconds: action -> wall seconds it took (diagnostics).
+    plugin_timings: plugin -> extension point ("predicate", "job_order", "on_session_open",
+        ...) -> {"seconds": wall seconds its callbacks took (sampled, scaled to all calls),
+        "calls": how many calls}, for the points the plugin's callbacks were called on
+        (diagnostics).
     """
 
     binds: dict[str, str] = field(default_factory=dict)
@@ -37,6 +41,11 @@ class Decisions:
     queues: dict[str, dict[str, Any]] = field(default_factory=dict)
     unschedulable: dict[str, str] = field(default_factory=dict)
     action_seconds: dict[str, float] = field(default_factory=dict)
+    plugin_timings: dict[str, dict[str, dict[str, float | int]]] = field(default_factory=dict)
+
+    def outcome(self) -> dict[str, Any]:
+        """The fields above without the timings, which differ from run to run."""
+        return {k: v for k, v in vars(self).items() if k not in ("action_seconds", "plugin_timings")}
 
 
 def _now_ms(now: float | None) -> int:
@@ -52,12 +61,23 @@ class Scheduler:
 
     Decisions a session makes (binds, evictions, PodGroup phases) are assumed in
     the cache until an upsert of the object confirms them or forget() drops them.
+
+    The Scheduler takes the Python plugins registered when it is made (register_plugin).
+    python_hook_budget: the wall seconds all Python plugin hooks of one session may take
+    together (None: no limit). The hook call that goes over fails the session with
+    volcanic.PluginError naming the plugin and hook, and the session is rolled back; a hook
+    running Python code is interrupted when the budget runs out, a hook blocked in C code
+    (time.sleep, I/O) fails when it returns (docs/plugins-python.md).
     """
 
-    def __init__(self, conf: str | dict[str, Any] | None = None) -> None:
+    def __init__(self, conf: str | dict[str, Any] | None = None, python_hook_budget: float | None = None) -> None:
         conf_json = load_conf(conf)
         load_entry_point_plugins(plugin_names_in(conf_json))
-        self._core = _core.Scheduler(conf_json)
+        if python_hook_budget is not None and (isinstance(python_hook_budget, bool)
+                                               or not isinstance(python_hook_budget, (int, float))):
+            raise ValueError(f"python_hook_budget: must be a positive number of seconds or None, "
+                             f"got {python_hook_budget!r}")
+        self._core = _core.Scheduler(conf_json, registered_plugins(), python_hook_budget)
 
     def upsert(self, obj: dict[str, Any] | str | bytes) -> None:
         """Adds or replaces an object (a dict, or JSON text) by kind and key."""

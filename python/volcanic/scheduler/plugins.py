@@ -6,6 +6,11 @@ entry point's name is the plugin's name; it is loaded the first time a configura
 a plugin the engine does not know, and at most once). A configuration then names it in its
 tiers like a built-in plugin, with the same enable flags and combination rules.
 
+Registered classes are kept here by name; each Scheduler copies them into its own registry
+when it is made (so registering later changes no existing Scheduler). A name is registered
+once: registering a taken name raises ConfigError, as kube-scheduler's registry does, rather
+than replacing the plugin behind the back of schedulers that use it.
+
 Hooks (views are read-only and valid only while their session runs):
     job_order(a, b) -> int          <0: a first, >0: b first, 0: no opinion
     task_order(a, b) -> int
@@ -34,7 +39,8 @@ from volcanic._core import JobView, LabelsView, NodeView, QueueView, ResourceVie
 from volcanic.errors import ConfigError
 
 __all__ = ["ENTRY_POINT_GROUP", "HOOKS", "JobView", "LabelsView", "NodeView", "Plugin", "QueueView",
-           "ResourceView", "SessionView", "TaskView", "load_entry_point_plugins", "register_plugin"]
+           "ResourceView", "SessionView", "TaskView", "load_entry_point_plugins", "plugin_names",
+           "register_plugin", "unregister_plugin"]
 
 HOOKS: tuple[str, ...] = tuple(_core.PLUGIN_HOOKS)
 ENTRY_POINT_GROUP = "volcanic.plugins"
@@ -69,13 +75,17 @@ class Plugin:
 
 P = TypeVar("P", bound=type)
 
+# The registered Python plugin classes by name.
+_registered: dict[str, type[Plugin]] = {}
+
 
 def register_plugin(cls: P) -> P:
-    """Makes the plugin class usable by name in configurations from now on; returns it, so it
-    also works as a class decorator. Registering a name again replaces the earlier class.
+    """Makes the plugin class usable by name in configurations of Schedulers made from now on;
+    returns it, so it also works as a class decorator.
 
     Raises TypeError when `cls` is not a subclass of volcanic.Plugin or a hook is not
-    callable, and ConfigError when the class has no name or takes a built-in plugin's name.
+    callable, and ConfigError when the class has no name, takes a built-in plugin's name, or
+    takes the name of a plugin already registered (unregister_plugin it first to replace it).
     """
     if not (isinstance(cls, type) and issubclass(cls, Plugin)):
         raise TypeError(f"register_plugin: {cls!r} is not a subclass of volcanic.Plugin")
@@ -85,12 +95,43 @@ def register_plugin(cls: P) -> P:
                           "configurations use for it in their tiers")
     if not isinstance(cls.node_local, bool):
         raise TypeError(f"register_plugin: {cls.__qualname__}.node_local must be True or False")
-    hooks = [h for h in HOOKS if getattr(cls, h, None) is not None]
-    for h in hooks:
+    for h in _hooks_of(cls):
         if not callable(getattr(cls, h)):
             raise TypeError(f"register_plugin: {cls.__qualname__}.{h} must be a method")
-    _core.register_plugin(name, cls, hooks, cls.node_local)
+    if name in _core.builtin_plugin_names():
+        raise ConfigError(f'register_plugin: "{name}" is the name of a built-in plugin; give the Python plugin '
+                          "another name")
+    if name in _registered:
+        taken = _registered[name]
+        raise ConfigError(f'register_plugin: a plugin named "{name}" is already registered '
+                          f"({taken.__module__}.{taken.__qualname__}); give {cls.__qualname__} another name, or "
+                          f'call unregister_plugin("{name}") first to replace it')
+    _registered[name] = cls
     return cls
+
+
+def unregister_plugin(name: str) -> None:
+    """Forgets the Python plugin registered as `name`, so the name may be registered again.
+    Schedulers already made keep it. Raises ConfigError when no Python plugin has that name."""
+    if _registered.pop(name, None) is None:
+        raise ConfigError(f'unregister_plugin: no Python plugin is registered as "{name}"')
+    _loaded.discard(name)
+
+
+def plugin_names() -> list[str]:
+    """The names configurations may use now: the built-in plugins and the registered ones."""
+    return sorted([*_core.builtin_plugin_names(), *_registered])
+
+
+def registered_plugins() -> list[tuple[str, type[Plugin], list[str], bool]]:
+    """The registered classes as a Scheduler's registry takes them: (name, class, the hooks it
+    defines, node_local)."""
+    return [(name, cls, _hooks_of(cls), cls.node_local) for name, cls in _registered.items()]
+
+
+def _hooks_of(cls: type) -> list[str]:
+    """The hooks the class defines (the base class defines none)."""
+    return [h for h in HOOKS if getattr(cls, h, None) is not None]
 
 
 # The group's entry points by name, read once; and the names loaded from them.
@@ -117,7 +158,7 @@ def load_entry_point_plugins(names: Iterable[str]) -> None:
         if name in _loaded:
             continue
         if known is None:
-            known = set(_core.plugin_names())
+            known = set(plugin_names())
         if name in known:
             continue
         ep = _scan_entry_points().get(name)

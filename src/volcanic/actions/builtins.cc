@@ -1,14 +1,18 @@
 // The built-in actions, registered explicitly.
 #include "volcanic/actions/actions.h"
 
+#include "volcanic/api/status_macros.h"
+#include "volcanic/framework/registry.h"
+
 namespace volcanic {
 
-void RegisterBuiltinActions(Registry& r) {
-  r.AddAction("enqueue", NewEnqueueAction);
-  r.AddAction("allocate", NewAllocateAction);
-  r.AddAction("backfill", NewBackfillAction);
-  r.AddAction("preempt", NewPreemptAction);
-  r.AddAction("reclaim", NewReclaimAction);
+absl::Status RegisterBuiltinActions(Registry& r) {
+  RETURN_IF_ERROR(r.AddAction("enqueue", NewEnqueueAction));
+  RETURN_IF_ERROR(r.AddAction("allocate", NewAllocateAction));
+  RETURN_IF_ERROR(r.AddAction("backfill", NewBackfillAction));
+  RETURN_IF_ERROR(r.AddAction("preempt", NewPreemptAction));
+  RETURN_IF_ERROR(r.AddAction("reclaim", NewReclaimAction));
+  return absl::OkStatus();
 }
 
 }  // namespace volcanic

@@ -3,14 +3,20 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <chrono>
+#include <cmath>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "volcanic/api/errors.h"
 #include "volcanic/bindings/convert.h"
+#include "volcanic/bindings/hook_budget.h"
 #include "volcanic/bindings/py_plugin.h"
-#include "volcanic/framework/plugin.h"
+#include "volcanic/framework/registry.h"
 #include "volcanic/framework/scheduler.h"
 
 namespace volcanic::bindings {
@@ -56,6 +62,17 @@ py::dict ToPython(const Decisions& d) {
   }
   for (const auto& [k, reason] : d.unschedulable) unschedulable[py::str(k)] = reason;
   for (const auto& [name, s] : d.action_seconds) seconds[py::str(name)] = s;
+  py::dict timings;
+  for (const auto& [plugin, hooks] : d.plugin_timings) {
+    py::dict by_hook;
+    for (const auto& [hook, t] : hooks) {
+      py::dict time;
+      time["seconds"] = static_cast<double>(t.nanos) / 1e9;
+      time["calls"] = t.calls;
+      by_hook[py::str(hook)] = time;
+    }
+    timings[py::str(plugin)] = by_hook;
+  }
   py::dict out;
   out["binds"] = binds;
   out["evictions"] = evictions;
@@ -64,17 +81,44 @@ py::dict ToPython(const Decisions& d) {
   out["queues"] = queues;
   out["unschedulable"] = unschedulable;
   out["action_seconds"] = seconds;
+  out["plugin_timings"] = timings;
   return out;
 }
 
-SchedulerConf ConfFrom(const std::optional<std::string>& conf_json) {
+// A Python plugin as volcanic.scheduler.plugins hands it over: (name, class,
+// hook names, node_local).
+using PyPluginSpec = std::tuple<std::string, py::object, std::vector<std::string>, bool>;
+
+Registry RegistryWith(const std::vector<PyPluginSpec>& plugins) {
+  Registry registry = Registry::Builtins();
+  for (const auto& [name, cls, hooks, node_local] : plugins) AddPyPlugin(registry, name, cls, hooks, node_local);
+  return registry;
+}
+
+SchedulerConf ConfFrom(const std::optional<std::string>& conf_json, const Registry& registry) {
   if (!conf_json) return DefaultSchedulerConf();
   nlohmann::json j = nlohmann::json::parse(*conf_json, nullptr, false);
   if (j.is_discarded()) Raise(ConfigError("scheduler configuration: not valid JSON"));
-  auto conf = ParseSchedulerConf(j);  // builds each plugin once to check its arguments
+  auto conf = ParseSchedulerConf(j, registry);  // builds each plugin once to check its arguments
   RaiseInterrupt();
   Check(conf.status());
   return *std::move(conf);
+}
+
+Scheduler MakeScheduler(const std::optional<std::string>& conf_json, const std::vector<PyPluginSpec>& plugins) {
+  Registry registry = RegistryWith(plugins);
+  SchedulerConf conf = ConfFrom(conf_json, registry);
+  return Scheduler(std::move(conf), std::move(registry));
+}
+
+std::unique_ptr<HookBudget> BudgetOf(std::optional<double> seconds) {
+  if (!seconds) return nullptr;
+  if (!(*seconds > 0) || !std::isfinite(*seconds))
+    throw py::value_error("python_hook_budget: must be a positive number of seconds or None");
+  auto budget = std::make_unique<HookBudget>();
+  budget->limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*seconds));
+  budget->watchdog = std::make_unique<Watchdog>();
+  return budget;
 }
 
 // One Scheduler may be used from several Python threads: a session runs
@@ -84,7 +128,14 @@ SchedulerConf ConfFrom(const std::optional<std::string>& conf_json) {
 // itself: that raises RuntimeError instead.
 class PyScheduler {
  public:
-  explicit PyScheduler(const std::optional<std::string>& conf_json) : s_(ConfFrom(conf_json)) {}
+  PyScheduler(const std::optional<std::string>& conf_json, const std::vector<PyPluginSpec>& plugins,
+              std::optional<double> python_hook_budget)
+      : budget_(BudgetOf(python_hook_budget)), s_(MakeScheduler(conf_json, plugins)) {}
+
+  ~PyScheduler() {
+    py::gil_scoped_release release;  // the watchdog may be waiting for the GIL
+    budget_.reset();
+  }
 
   bool Upsert(const py::handle& obj) {
     NotFromOwnSession();
@@ -135,6 +186,7 @@ class PyScheduler {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mu_);
       session_thread_ = std::this_thread::get_id();
+      ScopedHookBudget budget(budget_.get());
       d = s_.RunOnce(now_ms, changed_only);
       session_thread_ = std::thread::id();
     }
@@ -166,6 +218,7 @@ class PyScheduler {
 
   std::mutex mu_;
   std::atomic<std::thread::id> session_thread_{};
+  std::unique_ptr<HookBudget> budget_;
   Scheduler s_;
 };
 
@@ -173,15 +226,16 @@ class PyScheduler {
 
 void BindScheduler(py::module_& m) {
   py::class_<PyScheduler>(m, "Scheduler")
-      .def(py::init<const std::optional<std::string>&>(), py::arg("conf_json") = py::none())
+      .def(py::init<const std::optional<std::string>&, const std::vector<PyPluginSpec>&, std::optional<double>>(),
+           py::arg("conf_json") = py::none(), py::arg("plugins") = std::vector<PyPluginSpec>(),
+           py::arg("python_hook_budget") = py::none())
       .def("upsert", &PyScheduler::Upsert, py::arg("obj"))
       .def("upsert_many", &PyScheduler::UpsertMany, py::arg("objs"))
       .def("delete", &PyScheduler::Delete, py::arg("kind"), py::arg("name"), py::arg("namespace") = py::none())
       .def("forget", &PyScheduler::Forget, py::arg("key"))
       .def("run_once", &PyScheduler::RunOnce, py::arg("now_ms"), py::arg("changed_only") = false)
       .def("stats", &PyScheduler::Stats);
-  m.def("plugin_names", [] { return Registry::Global().PluginNames(); });
-  m.def("action_names", [] { return Registry::Global().ActionNames(); });
+  m.def("action_names", [] { return Registry::Builtins().ActionNames(); });
 }
 
 }  // namespace volcanic::bindings

@@ -1,12 +1,14 @@
 #include "volcanic/bindings/py_plugin.h"
 
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "volcanic/api/errors.h"
+#include "volcanic/bindings/hook_budget.h"
 #include "volcanic/bindings/views.h"
 #include "volcanic/framework/session.h"
 
@@ -122,16 +124,17 @@ class PyPlugin : public Plugin {
     instance_ = py::object();
   }
 
-  void OnSessionOpen(Session& ssn) override {
-    ssn_ = &ssn;
+  void OnSessionOpen(PluginHandle& h) override {
+    ssn_ = &h.session();
+    budget_ = CurrentHookBudget();
     {
       Gil gil;
-      views_ = std::make_unique<ViewCache>(ssn);
+      views_ = std::make_unique<ViewCache>(*ssn_);
     }
-    RegisterOrders(ssn);
-    RegisterNodeHooks(ssn);
-    RegisterVictimHooks(ssn);
-    RegisterJobHooks(ssn);
+    RegisterOrders(h);
+    RegisterNodeHooks(h);
+    RegisterVictimHooks(h);
+    RegisterJobHooks(h);
     if (Has(kOnSessionOpen))
       Guard(kOnSessionOpen, 0, [&] { return Ignore(Call(kOnSessionOpen, views_->SessionObject())); });
   }
@@ -145,27 +148,51 @@ class PyPlugin : public Plugin {
   bool Has(int hook) const { return cls_->hooks[hook]; }
   static int Ignore(const py::object&) { return 0; }
 
-  // Runs `body` with the GIL; on a Python exception or a bad answer, fails
-  // the session and answers `neutral`. Once the session has failed (here or
-  // in another plugin) Python is not called again.
+  // Runs `body` with the GIL; on a Python exception or a bad answer, or when
+  // the Scheduler's hook budget runs out (hook_budget.h), fails the session
+  // and answers `neutral`. Once the session has failed (here or in another
+  // plugin) Python is not called again.
   template <typename R, typename Body>
   R Guard(int hook, R neutral, Body&& body) {
     if (ssn_->failed()) return neutral;
     Gil gil;
+    HookClock clock(budget_);
+    std::optional<R> answer;
+    std::string error;
     try {
-      return body();
+      answer = body();
     } catch (py::error_already_set& e) {
-      KeepIfInterrupt(e);
-      Fail(hook, Traceback(e));
+      // HookBudgetExceeded is the budget's, not the plugin's error.
+      if (!clock.Stop()) {
+        KeepIfInterrupt(e);
+        error = Traceback(e);
+      }
     } catch (const std::exception& e) {
-      Fail(hook, e.what());
+      error = e.what();
     }
-    return neutral;
+    if (clock.Stop()) {
+      FailOverBudget(hook);
+      return neutral;
+    }
+    if (!answer) {
+      Fail(hook, error);
+      return neutral;
+    }
+    return *std::move(answer);
   }
 
   void Fail(int hook, const std::string& detail) {
     ssn_->Fail(PluginError(cls_->name, absl::StrCat("plugin \"", cls_->name, "\" failed in ", HookName(hook), ":\n",
                                                     detail)));
+  }
+
+  void FailOverBudget(int hook) {
+    using Seconds = std::chrono::duration<double>;
+    ssn_->Fail(PluginError(
+        cls_->name,
+        absl::StrCat("plugin \"", cls_->name, "\" exceeded the Python hook time budget in ", HookName(hook),
+                     ": Python hooks took ", Seconds(budget_->used).count(), " s in this session, over the budget of ",
+                     Seconds(budget_->limit).count(), " s (Scheduler python_hook_budget)")));
   }
 
   template <typename... Args>
@@ -176,46 +203,38 @@ class PyPlugin : public Plugin {
     return py::reinterpret_steal<py::object>(r);
   }
 
-  void RegisterOrders(Session& ssn) {
-    const std::string& name = cls_->name;
+  void RegisterOrders(PluginHandle& h) {
     if (Has(kJobOrder))
-      ssn.AddJobOrderFn(name, [this](const JobInfo& a, const JobInfo& b) {
+      h.AddJobOrderFn([this](const JobInfo& a, const JobInfo& b) {
         return Guard(kJobOrder, 0,
                      [&] { return Sign(kJobOrder, Call(kJobOrder, views_->Job(&a), views_->Job(&b))); });
       });
     if (Has(kTaskOrder))
-      ssn.AddTaskOrderFn(name, [this](const TaskInfo& a, const TaskInfo& b) {
+      h.AddTaskOrderFn([this](const TaskInfo& a, const TaskInfo& b) {
         return Guard(kTaskOrder, 0,
                      [&] { return Sign(kTaskOrder, Call(kTaskOrder, views_->Task(&a), views_->Task(&b))); });
       });
     if (Has(kQueueOrder))
-      ssn.AddQueueOrderFn(name, [this](const QueueInfo& a, const QueueInfo& b) {
+      h.AddQueueOrderFn([this](const QueueInfo& a, const QueueInfo& b) {
         return Guard(kQueueOrder, 0,
                      [&] { return Sign(kQueueOrder, Call(kQueueOrder, views_->Queue(&a), views_->Queue(&b))); });
       });
   }
 
-  void RegisterNodeHooks(Session& ssn) {
-    const std::string& name = cls_->name;
+  void RegisterNodeHooks(PluginHandle& h) {
     if (Has(kPredicate))
-      ssn.AddPredicateFn(
-          name,
-          [this](const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
+      h.AddPredicateFn([this](const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
             return Guard(kPredicate, Verdict::kFit, [&] { return Predicate(t, n, reasons); });
           },
           LocalFn(cls_->node_local));
     if (Has(kNodeOrder))
-      ssn.AddNodeOrderFn(
-          name,
-          [this](const TaskInfo& t, const NodeInfo& n) {
+      h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) {
             return Guard(kNodeOrder, 0.0,
                          [&] { return Score(kNodeOrder, Call(kNodeOrder, views_->Task(&t), views_->Node(&n))); });
           },
           LocalFn(cls_->node_local));
     if (Has(kBatchNodeOrder))
-      ssn.AddBatchNodeOrderFn(
-          name,
-          [this](const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) {
+      h.AddBatchNodeOrderFn([this](const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) {
             Guard(kBatchNodeOrder, 0, [&] { return BatchScores(t, nodes, scores); });
           },
           LocalFn(cls_->node_local));
@@ -250,13 +269,13 @@ class PyPlugin : public Plugin {
 
   static std::optional<std::vector<TaskInfo*>> Abstain() { return std::nullopt; }
 
-  void RegisterVictimHooks(Session& ssn) {
+  void RegisterVictimHooks(PluginHandle& h) {
     if (Has(kPreemptable))
-      ssn.AddPreemptableFn(cls_->name, [this](const TaskInfo& p, const std::vector<TaskInfo*>& c) {
+      h.AddPreemptableFn([this](const TaskInfo& p, const std::vector<TaskInfo*>& c) {
         return Guard(kPreemptable, Abstain(), [&] { return Victims(kPreemptable, p, c); });
       });
     if (Has(kReclaimable))
-      ssn.AddReclaimableFn(cls_->name, [this](const TaskInfo& p, const std::vector<TaskInfo*>& c) {
+      h.AddReclaimableFn([this](const TaskInfo& p, const std::vector<TaskInfo*>& c) {
         return Guard(kReclaimable, Abstain(), [&] { return Victims(kReclaimable, p, c); });
       });
   }
@@ -282,24 +301,23 @@ class PyPlugin : public Plugin {
     return out;
   }
 
-  void RegisterJobHooks(Session& ssn) {
-    const std::string& name = cls_->name;
+  void RegisterJobHooks(PluginHandle& h) {
     if (Has(kJobReady))
-      ssn.AddJobReadyFn(name, [this](const JobInfo& j) {
+      h.AddJobReadyFn([this](const JobInfo& j) {
         return Guard(kJobReady, true, [&] { return Bool(kJobReady, Call(kJobReady, views_->Job(&j))); });
       });
     if (Has(kJobPipelined))
-      ssn.AddJobPipelinedFn(name, [this](const JobInfo& j) {
+      h.AddJobPipelinedFn([this](const JobInfo& j) {
         return Guard(kJobPipelined, kAbstain,
                      [&] { return Vote(kJobPipelined, Call(kJobPipelined, views_->Job(&j))); });
       });
     if (Has(kJobEnqueueable))
-      ssn.AddJobEnqueueableFn(name, [this](const JobInfo& j) {
+      h.AddJobEnqueueableFn([this](const JobInfo& j) {
         return Guard(kJobEnqueueable, kAbstain,
                      [&] { return Vote(kJobEnqueueable, Call(kJobEnqueueable, views_->Job(&j))); });
       });
     if (Has(kOverused))
-      ssn.AddOverusedFn(name, [this](const QueueInfo& q) {
+      h.AddOverusedFn([this](const QueueInfo& q) {
         return Guard(kOverused, false, [&] { return Bool(kOverused, Call(kOverused, views_->Queue(&q))); });
       });
   }
@@ -308,6 +326,7 @@ class PyPlugin : public Plugin {
   py::object instance_;
   std::array<py::object, kHookCount> methods_;
   Session* ssn_ = nullptr;
+  HookBudget* budget_ = nullptr;  // the session's, or none
   std::unique_ptr<ViewCache> views_;
 };
 

@@ -20,9 +20,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
-#include "volcanic/framework/plugin.h"
+#include "volcanic/framework/registry.h"
 
 namespace volcanic::bindings {
 
@@ -75,6 +76,12 @@ struct PyPluginClass {
 // "plugin <name>: <message>"; any other exception a PluginError.
 absl::StatusOr<std::unique_ptr<Plugin>> BuildPyPlugin(const std::shared_ptr<const PyPluginClass>& cls,
                                                       const Arguments& args);
+
+// Adds the Python plugin class `cls` to `registry` under `name`, with the
+// hooks (Python method names) it defines. Raises ConfigError for a name the
+// registry has (a built-in's) or an unknown hook.
+void AddPyPlugin(Registry& registry, const std::string& name, py::object cls, const std::vector<std::string>& hooks,
+                 bool node_local);
 
 // A SystemExit or KeyboardInterrupt (a BaseException that is no Exception)
 // raised by a plugin fails its session like any error, so the session is

@@ -12,7 +12,7 @@
 #include "absl/strings/strip.h"
 #include "volcanic/api/errors.h"
 #include "volcanic/api/status_macros.h"
-#include "volcanic/framework/plugin.h"
+#include "volcanic/framework/registry.h"
 
 namespace volcanic {
 
@@ -104,7 +104,7 @@ SchedulerConf DefaultSchedulerConf() {
 
 namespace {
 
-absl::StatusOr<PluginOption> ParsePlugin(const json& p, size_t tier, size_t index) {
+absl::StatusOr<PluginOption> ParsePlugin(const json& p, size_t tier, size_t index, const Registry& registry) {
   std::string where = absl::StrCat("tiers[", tier, "].plugins[", index, "]");
   if (!p.is_object()) return ConfigError(absl::StrCat(where, ": must be an object"));
   if (!p.contains("name") || !p["name"].is_string())
@@ -131,7 +131,7 @@ absl::StatusOr<PluginOption> ParsePlugin(const json& p, size_t tier, size_t inde
     opt.arguments = Arguments(json::object(), absl::StrCat("plugin ", opt.name));
   if (!p.contains("arguments")) opt.arguments = Arguments(json::object(), absl::StrCat("plugin ", opt.name));
   // Building the plugin once checks its name and arguments.
-  auto built = Registry::Global().BuildPlugin(opt.name, opt.arguments);
+  auto built = registry.BuildPlugin(opt.name, opt.arguments);
   if (!built.ok()) return built.status();
   return opt;
 }
@@ -139,6 +139,10 @@ absl::StatusOr<PluginOption> ParsePlugin(const json& p, size_t tier, size_t inde
 }  // namespace
 
 absl::StatusOr<SchedulerConf> ParseSchedulerConf(const json& conf) {
+  return ParseSchedulerConf(conf, Registry::Builtins());
+}
+
+absl::StatusOr<SchedulerConf> ParseSchedulerConf(const json& conf, const Registry& registry) {
   if (!conf.is_object()) return ConfigError("scheduler configuration: must be a map with actions and tiers");
   for (const auto& [key, _] : conf.items())
     if (key != "actions" && key != "tiers" && key != "configurations" && key != "metrics")
@@ -147,7 +151,7 @@ absl::StatusOr<SchedulerConf> ParseSchedulerConf(const json& conf) {
   SchedulerConf out;
   if (!conf.contains("actions") || !conf["actions"].is_string())
     return ConfigError("scheduler configuration: actions: is required and must be a string such as \"enqueue, allocate, backfill\"");
-  std::vector<std::string> known_actions = Registry::Global().ActionNames();
+  std::vector<std::string> known_actions = registry.ActionNames();
   for (absl::string_view a : absl::StrSplit(conf["actions"].get<std::string>(), ',', absl::SkipWhitespace())) {
     std::string name(absl::StripAsciiWhitespace(a));
     if (std::find(known_actions.begin(), known_actions.end(), name) == known_actions.end())
@@ -165,7 +169,7 @@ absl::StatusOr<SchedulerConf> ParseSchedulerConf(const json& conf) {
       Tier tier;
       bool drf_hierarchy = false, proportion = false;
       for (size_t j = 0; j < t["plugins"].size(); ++j) {
-        ASSIGN_OR_RETURN(PluginOption opt, ParsePlugin(t["plugins"][j], i, j));
+        ASSIGN_OR_RETURN(PluginOption opt, ParsePlugin(t["plugins"][j], i, j, registry));
         auto h = opt.flags.find("enableHierarchy");
         if (opt.name == "drf" && h != opt.flags.end() && h->second) drf_hierarchy = true;
         if (opt.name == "proportion") proportion = true;
@@ -189,81 +193,11 @@ absl::StatusOr<SchedulerConf> ParseSchedulerConf(const json& conf) {
       if (std::find(known_actions.begin(), known_actions.end(), name) == known_actions.end())
         return ConfigError(absl::StrCat("configurations[", i, "]: unknown action \"", name,
                                         "\"; known actions: ", absl::StrJoin(known_actions, ", ")));
-      auto built = Registry::Global().BuildAction(name, arguments);
+      auto built = registry.BuildAction(name, arguments);
       if (!built.ok()) return built.status();
       out.action_arguments[name] = std::move(arguments);
     }
   }
-  return out;
-}
-
-// The registry.
-Registry& Registry::Global() {
-  static Registry* r = new Registry();
-  return *r;
-}
-
-Registry::Registry() {
-  RegisterBuiltinPlugins(*this);
-  RegisterBuiltinActions(*this);
-  builtin_plugins_ = plugins_.size();
-}
-
-void Registry::AddPlugin(const std::string& name, PluginFactory factory) {
-  PluginFactory replaced;  // destroyed outside the lock: it may hold a Python object
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [n, f] : plugins_)
-    if (n == name) {
-      replaced = std::exchange(f, std::move(factory));
-      return;
-    }
-  plugins_.emplace_back(name, std::move(factory));
-}
-
-bool Registry::IsBuiltinPlugin(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (size_t i = 0; i < builtin_plugins_ && i < plugins_.size(); ++i)
-    if (plugins_[i].first == name) return true;
-  return false;
-}
-
-void Registry::AddAction(const std::string& name, ActionFactory factory) {
-  actions_.emplace_back(name, std::move(factory));
-}
-
-absl::StatusOr<std::unique_ptr<Plugin>> Registry::BuildPlugin(const std::string& name,
-                                                              const Arguments& args) const {
-  PluginFactory factory;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [n, f] : plugins_)
-      if (n == name) factory = f;
-  }
-  if (factory) return factory(args);
-  return ConfigError(absl::StrCat("unknown plugin \"", name, "\"; known plugins: ",
-                                  absl::StrJoin(PluginNames(), ", ")));
-}
-
-absl::StatusOr<std::unique_ptr<Action>> Registry::BuildAction(const std::string& name,
-                                                              const Arguments& args) const {
-  for (const auto& [n, f] : actions_)
-    if (n == name) return f(args);
-  return ConfigError(absl::StrCat("unknown action \"", name, "\"; known actions: ",
-                                  absl::StrJoin(ActionNames(), ", ")));
-}
-
-std::vector<std::string> Registry::PluginNames() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::string> out;
-  for (const auto& [n, f] : plugins_) out.push_back(n);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::vector<std::string> Registry::ActionNames() const {
-  std::vector<std::string> out;
-  for (const auto& [n, f] : actions_) out.push_back(n);
-  std::sort(out.begin(), out.end());
   return out;
 }
 

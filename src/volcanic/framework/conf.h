@@ -66,9 +66,12 @@ struct SchedulerConf {
 // Volcano's code default (pkg/scheduler/util.go DefaultSchedulerConf).
 SchedulerConf DefaultSchedulerConf();
 
+class Registry;
+
 // Parses the JSON form of the configuration (YAML is converted by Python).
-// Checks action and plugin names and every plugin's arguments against the
-// registry.
+// Checks action and plugin names and every plugin's arguments against
+// `registry` (building each plugin once); without one, the built-ins.
+absl::StatusOr<SchedulerConf> ParseSchedulerConf(const json& conf, const Registry& registry);
 absl::StatusOr<SchedulerConf> ParseSchedulerConf(const json& conf);
 
 // The enable flags Volcano knows (reference §4.4).

@@ -1,6 +1,7 @@
 // What one session decided, in the shape of volcanic.Decisions.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
@@ -17,6 +18,13 @@ struct PodGroupStatusOut {
   int running = 0, succeeded = 0, failed = 0;
 };
 
+// The time a plugin's callbacks of one extension point took in a session
+// (estimated from a sample of the calls: plugin_handle.h), and the calls.
+struct HookTime {
+  int64_t nanos = 0;
+  uint64_t calls = 0;
+};
+
 struct Decisions {
   std::vector<std::pair<std::string, std::string>> binds;      // pod key -> node, in bind order
   std::vector<std::string> evictions;                          // pod keys, in eviction order
@@ -26,6 +34,8 @@ struct Decisions {
   std::map<std::string, Resource> queue_deserved;              // queue -> deserved, if a plugin computed it
   std::map<std::string, std::string> unschedulable;            // pod key -> reason
   std::vector<std::pair<std::string, double>> action_seconds;  // action -> wall seconds
+  // plugin -> extension point (HookKindName) -> time, for the points it was called on.
+  std::map<std::string, std::map<std::string, HookTime>> plugin_timings;
 };
 
 }  // namespace volcanic

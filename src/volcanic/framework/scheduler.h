@@ -1,5 +1,7 @@
-// A long-lived scheduler: an incremental Cache plus a configuration; each
-// RunOnce opens a session on the cache, runs the actions and closes it.
+// A long-lived scheduler: an incremental Cache, a configuration and the
+// registry of plugins and actions its configuration names (its own: adding a
+// plugin to one scheduler's registry changes no other); each RunOnce opens a
+// session on the cache, runs the actions and closes it.
 // This is what volcanic.Scheduler and volcanic.schedule wrap.
 #pragma once
 
@@ -10,15 +12,19 @@
 #include "volcanic/cache/cache.h"
 #include "volcanic/framework/conf.h"
 #include "volcanic/framework/decisions.h"
+#include "volcanic/framework/registry.h"
 
 namespace volcanic {
 
 class Scheduler {
  public:
-  explicit Scheduler(SchedulerConf conf) : conf_(std::move(conf)) {}
+  // `conf` must have been parsed against `registry` (ParseSchedulerConf).
+  explicit Scheduler(SchedulerConf conf, Registry registry = Registry::Builtins())
+      : conf_(std::move(conf)), registry_(std::move(registry)) {}
 
   Cache& cache() { return cache_; }
   const SchedulerConf& conf() const { return conf_; }
+  const Registry& registry() const { return registry_; }
   // One session at `now_ms` (milliseconds since the epoch). A plugin error
   // (a plugin that fails to build, or fails while the session runs: a
   // PluginError) leaves the cache as it was.
@@ -28,6 +34,7 @@ class Scheduler {
  private:
   Cache cache_;
   SchedulerConf conf_;
+  Registry registry_;
   uint64_t sessions_ = 0;
 };
 

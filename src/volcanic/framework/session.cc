@@ -1,5 +1,6 @@
 #include "volcanic/framework/session.h"
 
+#include <array>
 #include <chrono>
 
 #include "volcanic/api/status_macros.h"
@@ -7,29 +8,15 @@
 
 namespace volcanic {
 
-struct Session::Slot {
-  std::string name;
-  const PluginOption* option = nullptr;
-  int tier = 0;
-  std::unique_ptr<Plugin> plugin;
-  JobOrderFn job_order;
-  TaskOrderFn task_order;
-  QueueOrderFn queue_order;
-  JobValidFn job_valid;
-  JobPredicateFn job_ready, job_starving;
-  JobVoteFn job_pipelined, job_enqueueable;
-  JobEnqueuedFn job_enqueued;
-  OverusedFn overused;
-  AllocatableFn allocatable, preemptive;
-  VictimQueueOrderFn victim_queue_order;
-  PrePredicateFn pre_predicate;
-  PredicateFn predicate;
-  NodeOrderFn node_order;
-  BatchNodeOrderFn batch_node_order;
-  EvictableFn preemptable, reclaimable;
-  std::vector<NodeLocalFn> node_local;
-  TaskEventFn on_allocate, on_deallocate;
-};
+const char* HookKindName(HookKind kind) {
+  static constexpr std::array<const char*, kHookKinds> kNames = {
+      "job_order",      "task_order",      "queue_order",   "victim_queue_order", "job_valid",
+      "job_ready",      "job_pipelined",   "job_starving",  "job_enqueueable",    "job_enqueued",
+      "overused",       "allocatable",     "preemptive",    "pre_predicate",      "predicate",
+      "node_order",     "batch_node_order", "preemptable",  "reclaimable",        "on_allocate",
+      "on_deallocate",  "on_session_open", "on_session_close"};
+  return kNames[static_cast<size_t>(kind)];
+}
 
 namespace {
 
@@ -41,24 +28,15 @@ bool CreationThenUid(const T& l, const T& r) {
 
 }  // namespace
 
-Session::Session(Cache& cache, const SchedulerConf& conf, SessionOptions opts)
-    : cache_(cache), conf_(conf), opts_(std::move(opts)) {}
+Session::Session(Cache& cache, const SchedulerConf& conf, SessionOptions opts, const Registry& registry)
+    : cache_(cache), conf_(conf), opts_(std::move(opts)), registry_(registry) {}
 
 Session::~Session() {
   for (NodeInfo* n : nodes_) n->index = -1;
 }
 
-Session::Slot& Session::SlotFor(const std::string& plugin) {
-  for (auto& s : slots_)
-    if (s->name == plugin) return *s;
-  // Callbacks registered under a name the configuration does not list are
-  // not part of this session: they land in a slot nothing reads.
-  unlisted_ = std::make_unique<Slot>();
-  return *unlisted_;
-}
-
 template <typename F>
-Tiered<F> Session::Collect(F Slot::*field, const char* flag) const {
+Tiered<F> Session::Collect(F PluginSlot::*field, const char* flag) const {
   Tiered<F> out(conf_.tiers.size());
   for (const auto& s : slots_) {
     if (!(s.get()->*field)) continue;
@@ -85,36 +63,55 @@ absl::Status Session::Open() {
 
   for (size_t ti = 0; ti < conf_.tiers.size(); ++ti) {
     for (const PluginOption& opt : conf_.tiers[ti].plugins) {
-      auto slot = std::make_unique<Slot>();
+      auto slot = std::make_unique<PluginSlot>();
       slot->name = opt.name;
       slot->option = &opt;
       slot->tier = static_cast<int>(ti);
-      ASSIGN_OR_RETURN(slot->plugin, Registry::Global().BuildPlugin(opt.name, opt.arguments));
+      ASSIGN_OR_RETURN(slot->plugin, registry_.BuildPlugin(opt.name, opt.arguments));
       slots_.push_back(std::move(slot));
     }
   }
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    if (slots_[i]->plugin) slots_[i]->plugin->OnSessionOpen(*this);
+  for (auto& slot : slots_) {
+    PluginHandle handle(*this, *slot);
+    HookSample& sample = slot->times[static_cast<size_t>(HookKind::kOnSessionOpen)];
+    sample.Count();
+    HookTimer timer(&sample);
+    slot->plugin->OnSessionOpen(handle);
   }
-  job_order_ = Collect(&Slot::job_order, "enableJobOrder");
-  task_order_ = Collect(&Slot::task_order, "enableTaskOrder");
-  queue_order_ = Collect(&Slot::queue_order, "enableQueueOrder");
-  job_valid_ = Collect(&Slot::job_valid, nullptr);
-  job_ready_ = Collect(&Slot::job_ready, "enableJobReady");
-  job_pipelined_ = Collect(&Slot::job_pipelined, "enableJobPipelined");
-  job_starving_ = Collect(&Slot::job_starving, "enableJobStarving");
-  job_enqueueable_ = Collect(&Slot::job_enqueueable, "enableJobEnqueued");
-  job_enqueued_ = Collect(&Slot::job_enqueued, "enableJobEnqueued");
-  overused_ = Collect(&Slot::overused, "enabledOverused");
-  allocatable_ = Collect(&Slot::allocatable, "enabledAllocatable");
-  preemptive_ = Collect(&Slot::preemptive, "enablePreemptive");
-  victim_queue_order_ = Collect(&Slot::victim_queue_order, nullptr);
-  pre_predicate_ = Collect(&Slot::pre_predicate, "enablePredicate");
-  predicate_ = Collect(&Slot::predicate, "enablePredicate");
-  node_order_ = Collect(&Slot::node_order, "enableNodeOrder");
-  batch_node_order_ = Collect(&Slot::batch_node_order, "enableNodeOrder");
-  preemptable_ = Collect(&Slot::preemptable, "enablePreemptable");
-  reclaimable_ = Collect(&Slot::reclaimable, "enableReclaimable");
+  CollectCallbacks();
+
+  for (const std::string& name : conf_.actions) {
+    auto it = conf_.action_arguments.find(name);
+    ASSIGN_OR_RETURN(auto action, registry_.BuildAction(
+                                      name, it == conf_.action_arguments.end() ? Arguments() : it->second));
+    actions_.emplace_back(std::move(action), name);
+  }
+  node_search_ = std::make_unique<NodeSearch>(*this);
+  return absl::OkStatus();
+}
+
+// The plugins' callbacks, by extension point and tier, with their enable
+// flags applied.
+void Session::CollectCallbacks() {
+  job_order_ = Collect(&PluginSlot::job_order, "enableJobOrder");
+  task_order_ = Collect(&PluginSlot::task_order, "enableTaskOrder");
+  queue_order_ = Collect(&PluginSlot::queue_order, "enableQueueOrder");
+  job_valid_ = Collect(&PluginSlot::job_valid, nullptr);
+  job_ready_ = Collect(&PluginSlot::job_ready, "enableJobReady");
+  job_pipelined_ = Collect(&PluginSlot::job_pipelined, "enableJobPipelined");
+  job_starving_ = Collect(&PluginSlot::job_starving, "enableJobStarving");
+  job_enqueueable_ = Collect(&PluginSlot::job_enqueueable, "enableJobEnqueued");
+  job_enqueued_ = Collect(&PluginSlot::job_enqueued, "enableJobEnqueued");
+  overused_ = Collect(&PluginSlot::overused, "enabledOverused");
+  allocatable_ = Collect(&PluginSlot::allocatable, "enabledAllocatable");
+  preemptive_ = Collect(&PluginSlot::preemptive, "enablePreemptive");
+  victim_queue_order_ = Collect(&PluginSlot::victim_queue_order, nullptr);
+  pre_predicate_ = Collect(&PluginSlot::pre_predicate, "enablePredicate");
+  predicate_ = Collect(&PluginSlot::predicate, "enablePredicate");
+  node_order_ = Collect(&PluginSlot::node_order, "enableNodeOrder");
+  batch_node_order_ = Collect(&PluginSlot::batch_node_order, "enableNodeOrder");
+  preemptable_ = Collect(&PluginSlot::preemptable, "enablePreemptable");
+  reclaimable_ = Collect(&PluginSlot::reclaimable, "enableReclaimable");
   for (const auto& s : slots_) {
     bool predicate_on = s->predicate && (!s->option || s->option->Enabled("enablePredicate"));
     bool order_on = (s->node_order || s->batch_node_order) &&
@@ -123,20 +120,27 @@ absl::Status Session::Open() {
       for (const auto& fn : s->node_local) node_local_.push_back(fn);
     if (s->on_allocate || s->on_deallocate) event_handlers_.emplace_back(s->on_allocate, s->on_deallocate);
   }
-
-  for (const std::string& name : conf_.actions) {
-    auto it = conf_.action_arguments.find(name);
-    ASSIGN_OR_RETURN(auto action, Registry::Global().BuildAction(
-                                      name, it == conf_.action_arguments.end() ? Arguments() : it->second));
-    actions_.emplace_back(std::move(action), name);
-  }
-  node_search_ = std::make_unique<NodeSearch>(*this);
-  return absl::OkStatus();
 }
 
 void Session::ClosePlugins() {
-  for (auto& slot : slots_)
-    if (slot->plugin) slot->plugin->OnSessionClose(*this);
+  for (auto& slot : slots_) {
+    HookSample& sample = slot->times[static_cast<size_t>(HookKind::kOnSessionClose)];
+    sample.Count();
+    HookTimer timer(&sample);
+    slot->plugin->OnSessionClose(*this);
+  }
+}
+
+void Session::WriteTimings(Decisions* out) const {
+  for (const auto& slot : slots_)
+    for (size_t k = 0; k < kHookKinds; ++k) {
+      HookTime t = slot->times[k].Estimate();
+      if (t.calls == 0) continue;
+      // A plugin listed twice in the configuration is reported once, summed.
+      HookTime& sum = out->plugin_timings[slot->name][HookKindName(static_cast<HookKind>(k))];
+      sum.nanos += t.nanos;
+      sum.calls += t.calls;
+    }
 }
 
 void Session::ResolvePriorities() {
@@ -174,50 +178,6 @@ void Session::Fail(absl::Status error) {
 const QueueInfo* Session::FindQueue(const std::string& name) const {
   auto it = queues_.find(name);
   return it == queues_.end() ? nullptr : it->second;
-}
-
-// Registration.
-void Session::AddJobOrderFn(const std::string& p, JobOrderFn fn) { SlotFor(p).job_order = std::move(fn); }
-void Session::AddTaskOrderFn(const std::string& p, TaskOrderFn fn) { SlotFor(p).task_order = std::move(fn); }
-void Session::AddQueueOrderFn(const std::string& p, QueueOrderFn fn) { SlotFor(p).queue_order = std::move(fn); }
-void Session::AddJobValidFn(const std::string& p, JobValidFn fn) { SlotFor(p).job_valid = std::move(fn); }
-void Session::AddJobReadyFn(const std::string& p, JobPredicateFn fn) { SlotFor(p).job_ready = std::move(fn); }
-void Session::AddJobPipelinedFn(const std::string& p, JobVoteFn fn) { SlotFor(p).job_pipelined = std::move(fn); }
-void Session::AddJobStarvingFn(const std::string& p, JobPredicateFn fn) { SlotFor(p).job_starving = std::move(fn); }
-void Session::AddJobEnqueueableFn(const std::string& p, JobVoteFn fn) { SlotFor(p).job_enqueueable = std::move(fn); }
-void Session::AddJobEnqueuedFn(const std::string& p, JobEnqueuedFn fn) { SlotFor(p).job_enqueued = std::move(fn); }
-void Session::AddOverusedFn(const std::string& p, OverusedFn fn) { SlotFor(p).overused = std::move(fn); }
-void Session::AddAllocatableFn(const std::string& p, AllocatableFn fn) { SlotFor(p).allocatable = std::move(fn); }
-void Session::AddPreemptiveFn(const std::string& p, AllocatableFn fn) { SlotFor(p).preemptive = std::move(fn); }
-void Session::AddVictimQueueOrderFn(const std::string& p, VictimQueueOrderFn fn) {
-  SlotFor(p).victim_queue_order = std::move(fn);
-}
-void Session::AddPrePredicateFn(const std::string& p, PrePredicateFn fn) { SlotFor(p).pre_predicate = std::move(fn); }
-void Session::AddPreemptableFn(const std::string& p, EvictableFn fn) { SlotFor(p).preemptable = std::move(fn); }
-void Session::AddReclaimableFn(const std::string& p, EvictableFn fn) { SlotFor(p).reclaimable = std::move(fn); }
-
-void Session::AddPredicateFn(const std::string& p, PredicateFn fn, NodeLocalFn local) {
-  Slot& s = SlotFor(p);
-  s.predicate = std::move(fn);
-  s.node_local.push_back(local ? std::move(local) : [](const TaskInfo&) { return false; });
-}
-
-void Session::AddNodeOrderFn(const std::string& p, NodeOrderFn fn, NodeLocalFn local) {
-  Slot& s = SlotFor(p);
-  s.node_order = std::move(fn);
-  s.node_local.push_back(local ? std::move(local) : [](const TaskInfo&) { return false; });
-}
-
-void Session::AddBatchNodeOrderFn(const std::string& p, BatchNodeOrderFn fn, NodeLocalFn local) {
-  Slot& s = SlotFor(p);
-  s.batch_node_order = std::move(fn);
-  s.node_local.push_back(local ? std::move(local) : [](const TaskInfo&) { return false; });
-}
-
-void Session::AddEventHandler(const std::string& p, TaskEventFn on_allocate, TaskEventFn on_deallocate) {
-  Slot& s = SlotFor(p);
-  s.on_allocate = std::move(on_allocate);
-  s.on_deallocate = std::move(on_deallocate);
 }
 
 // Combined extension points.

@@ -27,47 +27,15 @@
 #include "volcanic/framework/conf.h"
 #include "volcanic/framework/decisions.h"
 #include "volcanic/framework/fit_errors.h"
+#include "volcanic/framework/extension_points.h"
 #include "volcanic/framework/plugin.h"
+#include "volcanic/framework/plugin_handle.h"
+#include "volcanic/framework/registry.h"
 #include "volcanic/framework/tiers.h"
 
 namespace volcanic {
 
 class NodeSearch;
-
-struct ValidateResult {
-  bool pass = true;
-  std::string reason, message;
-};
-
-using JobOrderFn = std::function<int(const JobInfo&, const JobInfo&)>;
-using TaskOrderFn = std::function<int(const TaskInfo&, const TaskInfo&)>;
-using QueueOrderFn = std::function<int(const QueueInfo&, const QueueInfo&)>;
-using JobValidFn = std::function<std::optional<ValidateResult>(const JobInfo&)>;
-using JobPredicateFn = std::function<bool(const JobInfo&)>;  // JobReady, JobStarving
-using JobVoteFn = std::function<int(const JobInfo&)>;        // kPermit / kAbstain / kReject
-using JobEnqueuedFn = std::function<void(const JobInfo&)>;
-using OverusedFn = std::function<bool(const QueueInfo&)>;
-using AllocatableFn = std::function<bool(const QueueInfo&, const TaskInfo&)>;  // and Preemptive
-// Orders the queues of two victims for a preemptor's queue (<0: l's first).
-using VictimQueueOrderFn = std::function<int(const QueueInfo& l, const QueueInfo& r, const QueueInfo& preemptor)>;
-using PrePredicateFn = std::function<absl::Status(const TaskInfo&)>;
-// kube-scheduler's filter outcomes: evicting pods may resolve kUnschedulable
-// (resources, pod count, ports, anti-affinity of placed pods), never
-// kUnresolvable (selectors, taints, an unschedulable node).
-enum class Verdict : uint8_t { kFit, kUnschedulable, kUnresolvable };
-// Appends the reasons a node does not fit and says how it does not, or kFit.
-using PredicateFn = std::function<Verdict(const TaskInfo&, const NodeInfo&, std::vector<std::string>*)>;
-using NodeOrderFn = std::function<double(const TaskInfo&, const NodeInfo&)>;
-// Adds each node's score to (*scores)[i].
-using BatchNodeOrderFn =
-    std::function<void(const TaskInfo&, absl::Span<NodeInfo* const>, std::vector<double>*)>;
-using EvictableFn = std::function<std::optional<std::vector<TaskInfo*>>(
-    const TaskInfo&, const std::vector<TaskInfo*>&)>;
-using TaskEventFn = std::function<void(const TaskInfo&)>;
-// Whether a predicate or score depends only on the task's class (requests
-// and placement constraints) and the node itself, so results may be cached
-// per class and refreshed only for nodes that change.
-using NodeLocalFn = std::function<bool(const TaskInfo&)>;
 
 struct SessionOptions {
   int64_t now_ms = 0;
@@ -79,7 +47,9 @@ struct SessionOptions {
 
 class Session {
  public:
-  Session(Cache& cache, const SchedulerConf& conf, SessionOptions opts);
+  // Plugins and actions are built from `registry` by the names in `conf`.
+  Session(Cache& cache, const SchedulerConf& conf, SessionOptions opts,
+          const Registry& registry = Registry::Builtins());
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -109,28 +79,6 @@ class Session {
   void Fail(absl::Status error);
   bool failed() const { return !failure_.ok(); }
   const absl::Status& failure() const { return failure_; }
-
-  // Registration, from plugins' OnSessionOpen.
-  void AddJobOrderFn(const std::string& plugin, JobOrderFn fn);
-  void AddTaskOrderFn(const std::string& plugin, TaskOrderFn fn);
-  void AddQueueOrderFn(const std::string& plugin, QueueOrderFn fn);
-  void AddJobValidFn(const std::string& plugin, JobValidFn fn);
-  void AddJobReadyFn(const std::string& plugin, JobPredicateFn fn);
-  void AddJobPipelinedFn(const std::string& plugin, JobVoteFn fn);
-  void AddJobStarvingFn(const std::string& plugin, JobPredicateFn fn);
-  void AddJobEnqueueableFn(const std::string& plugin, JobVoteFn fn);
-  void AddJobEnqueuedFn(const std::string& plugin, JobEnqueuedFn fn);
-  void AddOverusedFn(const std::string& plugin, OverusedFn fn);
-  void AddAllocatableFn(const std::string& plugin, AllocatableFn fn);
-  void AddPreemptiveFn(const std::string& plugin, AllocatableFn fn);
-  void AddVictimQueueOrderFn(const std::string& plugin, VictimQueueOrderFn fn);
-  void AddPrePredicateFn(const std::string& plugin, PrePredicateFn fn);
-  void AddPredicateFn(const std::string& plugin, PredicateFn fn, NodeLocalFn local = nullptr);
-  void AddNodeOrderFn(const std::string& plugin, NodeOrderFn fn, NodeLocalFn local = nullptr);
-  void AddBatchNodeOrderFn(const std::string& plugin, BatchNodeOrderFn fn, NodeLocalFn local = nullptr);
-  void AddPreemptableFn(const std::string& plugin, EvictableFn fn);
-  void AddReclaimableFn(const std::string& plugin, EvictableFn fn);
-  void AddEventHandler(const std::string& plugin, TaskEventFn on_allocate, TaskEventFn on_deallocate);
 
   // Combined extension points (tiers.h rules; orders fall back to Volcano's
   // creation-time / UID / pod-index rules so they are total).
@@ -203,10 +151,10 @@ class Session {
   int DiscardedPendingNum(const JobInfo& job) const;
 
  private:
-  struct Slot;
-  Slot& SlotFor(const std::string& plugin);
   template <typename F>
-  Tiered<F> Collect(F Slot::*field, const char* flag) const;
+  Tiered<F> Collect(F PluginSlot::*field, const char* flag) const;
+  void CollectCallbacks();
+  void WriteTimings(Decisions* out) const;
   void ResolvePriorities();
   void ClosePlugins();
   void WritePodGroupStatus(Decisions* out);
@@ -222,8 +170,8 @@ class Session {
   std::vector<std::pair<std::string_view, JobInfo*>> jobs_;
   absl::btree_map<std::string, const QueueInfo*> queues_;
   Resource total_resource_;
-  std::vector<std::unique_ptr<Slot>> slots_;
-  std::unique_ptr<Slot> unlisted_;
+  const Registry& registry_;
+  std::vector<std::unique_ptr<PluginSlot>> slots_;
   std::vector<std::pair<std::unique_ptr<Action>, std::string>> actions_;
 
   // Combined callbacks, built after OnSessionOpen.

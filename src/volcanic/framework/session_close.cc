@@ -73,6 +73,7 @@ void Session::Close(Decisions* out) {
   out->evictions = evictions_;
   RevertUncommitted();
   WriteUnschedulable(out);
+  WriteTimings(out);
 }
 
 void Session::WritePodGroupStatus(Decisions* out) {

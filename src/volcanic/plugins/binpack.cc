@@ -13,10 +13,9 @@ class BinpackPlugin : public Plugin {
   BinpackPlugin(double weight, std::vector<std::pair<ResourceId, double>> weights)
       : weight_(weight), weights_(std::move(weights)) {}
 
-  void OnSessionOpen(Session& ssn) override {
+  void OnSessionOpen(PluginHandle& h) override {
     if (weight_ == 0) return;
-    ssn.AddNodeOrderFn(
-        "binpack", [this](const TaskInfo& t, const NodeInfo& n) { return Score(t, n); },
+    h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) { return Score(t, n); },
         [](const TaskInfo&) { return true; });
   }
 

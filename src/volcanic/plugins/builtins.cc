@@ -1,20 +1,24 @@
 // The built-in plugins, registered explicitly (no static self-registration).
 #include "volcanic/plugins/plugins.h"
 
+#include "volcanic/api/status_macros.h"
+#include "volcanic/framework/registry.h"
+
 namespace volcanic {
 
-void RegisterBuiltinPlugins(Registry& r) {
-  r.AddPlugin("priority", NewPriorityPlugin);
-  r.AddPlugin("gang", NewGangPlugin);
-  r.AddPlugin("conformance", NewConformancePlugin);
-  r.AddPlugin("drf", NewDrfPlugin);
-  r.AddPlugin("proportion", NewProportionPlugin);
-  r.AddPlugin("predicates", NewPredicatesPlugin);
-  r.AddPlugin("nodeorder", NewNodeOrderPlugin);
-  r.AddPlugin("binpack", NewBinpackPlugin);
-  r.AddPlugin("overcommit", NewOvercommitPlugin);
-  r.AddPlugin("capacity", NewCapacityPlugin);
-  r.AddPlugin("sla", NewSlaPlugin);
+absl::Status RegisterBuiltinPlugins(Registry& r) {
+  RETURN_IF_ERROR(r.AddPlugin("priority", NewPriorityPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("gang", NewGangPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("conformance", NewConformancePlugin));
+  RETURN_IF_ERROR(r.AddPlugin("drf", NewDrfPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("proportion", NewProportionPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("predicates", NewPredicatesPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("nodeorder", NewNodeOrderPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("binpack", NewBinpackPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("overcommit", NewOvercommitPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("capacity", NewCapacityPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("sla", NewSlaPlugin));
+  return absl::OkStatus();
 }
 
 }  // namespace volcanic

@@ -57,23 +57,23 @@ class CapacityPlugin : public Plugin {
  public:
   explicit CapacityPlugin(int ancestor_reclaim_level) : level_(ancestor_reclaim_level) {}
 
-  void OnSessionOpen(Session& ssn) override {
+  void OnSessionOpen(PluginHandle& h) override {
+    Session& ssn = h.session();
     hierarchy_ = HierarchyEnabled(ssn.conf());
     ready_ = hierarchy_ ? tree_.BuildHierarchy(ssn).empty() : (tree_.BuildFlat(ssn), true);
-    if (ready_) ssn.AddQueueOrderFn(kName, [this](const QueueInfo& l, const QueueInfo& r) { return Order(l, r); });
+    if (ready_) h.AddQueueOrderFn([this](const QueueInfo& l, const QueueInfo& r) { return Order(l, r); });
     if (ready_ && hierarchy_)
-      ssn.AddVictimQueueOrderFn(kName, [this](const QueueInfo& l, const QueueInfo& r, const QueueInfo& p) {
+      h.AddVictimQueueOrderFn([this](const QueueInfo& l, const QueueInfo& r, const QueueInfo& p) {
         return VictimOrder(l, r, p);
       });
-    ssn.AddReclaimableFn(kName, [this, &ssn](const TaskInfo& reclaimer, const std::vector<TaskInfo*>& reclaimees) {
+    h.AddReclaimableFn([this, &ssn](const TaskInfo& reclaimer, const std::vector<TaskInfo*>& reclaimees) {
       return std::optional<std::vector<TaskInfo*>>(Victims(ssn, reclaimer, reclaimees));
     });
-    ssn.AddPreemptiveFn(kName, [this](const QueueInfo& q, const TaskInfo& t) { return Preemptive(q, t); });
-    ssn.AddAllocatableFn(kName, [this](const QueueInfo& q, const TaskInfo& t) { return Allocatable(q, t); });
-    ssn.AddJobEnqueueableFn(kName, [this](const JobInfo& job) { return Enqueueable(job); });
-    ssn.AddJobEnqueuedFn(kName, [this](const JobInfo& job) { Enqueued(job); });
-    ssn.AddEventHandler(
-        kName, [this](const TaskInfo& t) { Charge(t, +1); }, [this](const TaskInfo& t) { Charge(t, -1); });
+    h.AddPreemptiveFn([this](const QueueInfo& q, const TaskInfo& t) { return Preemptive(q, t); });
+    h.AddAllocatableFn([this](const QueueInfo& q, const TaskInfo& t) { return Allocatable(q, t); });
+    h.AddJobEnqueueableFn([this](const JobInfo& job) { return Enqueueable(job); });
+    h.AddJobEnqueuedFn([this](const JobInfo& job) { Enqueued(job); });
+    h.AddEventHandler([this](const TaskInfo& t) { Charge(t, +1); }, [this](const TaskInfo& t) { Charge(t, -1); });
   }
 
  private:

@@ -13,15 +13,15 @@ bool Protected(const TaskInfo& t) {
 
 class ConformancePlugin : public Plugin {
  public:
-  void OnSessionOpen(Session& ssn) override {
+  void OnSessionOpen(PluginHandle& h) override {
     auto evictable = [](const TaskInfo&, const std::vector<TaskInfo*>& candidates) {
       std::vector<TaskInfo*> victims;
       for (TaskInfo* t : candidates)
         if (!Protected(*t)) victims.push_back(t);
       return std::optional<std::vector<TaskInfo*>>(std::move(victims));
     };
-    ssn.AddPreemptableFn("conformance", evictable);
-    ssn.AddReclaimableFn("conformance", evictable);
+    h.AddPreemptableFn(evictable);
+    h.AddReclaimableFn(evictable);
   }
 };
 

@@ -43,20 +43,21 @@ bool HierarchyEnabled(const SchedulerConf& conf) {
 
 class DrfPlugin : public Plugin {
  public:
-  void OnSessionOpen(Session& ssn) override {
+  void OnSessionOpen(PluginHandle& h) override {
+    Session& ssn = h.session();
     total_ = ssn.total_resource();
     for (const auto& [key, job] : ssn.jobs()) {
       Attr& a = attrs_[job];
       a.allocated = job->allocated;
       a.share = DominantShare(a.allocated, total_);
     }
-    if (HierarchyEnabled(ssn.conf())) OpenHierarchy(ssn);
-    ssn.AddJobOrderFn("drf", [this](const JobInfo& l, const JobInfo& r) {
+    if (HierarchyEnabled(ssn.conf())) OpenHierarchy(h);
+    h.AddJobOrderFn([this](const JobInfo& l, const JobInfo& r) {
       double ls = attrs_[&l].share, rs = attrs_[&r].share;
       if (ls == rs) return 0;
       return ls < rs ? -1 : 1;
     });
-    ssn.AddPreemptableFn("drf", [this](const TaskInfo& preemptor, const std::vector<TaskInfo*>& candidates) {
+    h.AddPreemptableFn([this](const TaskInfo& preemptor, const std::vector<TaskInfo*>& candidates) {
       double preemptor_share = DominantShare(attrs_[preemptor.job].allocated + preemptor.resreq, total_);
       absl::flat_hash_map<const JobInfo*, Resource> left;  // victim jobs' allocations as victims go
       std::vector<TaskInfo*> victims;
@@ -70,8 +71,7 @@ class DrfPlugin : public Plugin {
       }
       return std::optional<std::vector<TaskInfo*>>(std::move(victims));
     });
-    ssn.AddEventHandler(
-        "drf", [this](const TaskInfo& t) { Update(t, +1); }, [this](const TaskInfo& t) { Update(t, -1); });
+    h.AddEventHandler([this](const TaskInfo& t) { Update(t, +1); }, [this](const TaskInfo& t) { Update(t, -1); });
   }
 
  private:
@@ -80,7 +80,8 @@ class DrfPlugin : public Plugin {
     double share = 0;
   };
 
-  void OpenHierarchy(Session& ssn) {
+  void OpenHierarchy(PluginHandle& h) {
+    Session& ssn = h.session();
     tree_ = std::make_unique<HdrfTree>(total_);
     // By queue name, then job key: a node's weight comes from the first
     // queue (by name) that names it. Volcano: whichever job its map gives first.
@@ -91,8 +92,8 @@ class DrfPlugin : public Plugin {
                      [](const auto& a, const auto& b) { return a.first->name < b.first->name; });
     for (const auto& [q, job] : members) tree_->AddJob(*job, *q);
     tree_->Finish(ssn.queues());
-    ssn.AddQueueOrderFn("drf", [this](const QueueInfo& l, const QueueInfo& r) { return tree_->Compare(l, r); });
-    ssn.AddReclaimableFn("drf", [this, &ssn](const TaskInfo& reclaimer, const std::vector<TaskInfo*>& candidates) {
+    h.AddQueueOrderFn([this](const QueueInfo& l, const QueueInfo& r) { return tree_->Compare(l, r); });
+    h.AddReclaimableFn([this, &ssn](const TaskInfo& reclaimer, const std::vector<TaskInfo*>& candidates) {
       return std::optional<std::vector<TaskInfo*>>(Reclaimable(ssn, reclaimer, candidates));
     });
   }

@@ -40,8 +40,8 @@ bool IsPipelined(const JobInfo& j) {
 
 class GangPlugin : public Plugin {
  public:
-  void OnSessionOpen(Session& ssn) override {
-    ssn.AddJobValidFn("gang", [](const JobInfo& job) -> std::optional<ValidateResult> {
+  void OnSessionOpen(PluginHandle& h) override {
+    h.AddJobValidFn([](const JobInfo& job) -> std::optional<ValidateResult> {
       if (!RolesMeet(job, kValidMask, false))
         return ValidateResult{false, "NotEnoughPodsOfTask", "Not enough valid pods of each task for gang-scheduling"};
       if (int valid = job.ValidTaskNum(); valid < job.min_available)
@@ -50,21 +50,21 @@ class GangPlugin : public Plugin {
                                            ", min: ", job.min_available)};
       return std::nullopt;
     });
-    ssn.AddJobOrderFn("gang", [](const JobInfo& l, const JobInfo& r) {
+    h.AddJobOrderFn([](const JobInfo& l, const JobInfo& r) {
       bool lr = IsReady(l), rr = IsReady(r);
       if (lr == rr) return 0;
       return lr ? 1 : -1;  // jobs not yet ready go first
     });
-    ssn.AddJobReadyFn("gang", [](const JobInfo& job) { return RolesMeet(job, kReadyMask, true) && IsReady(job); });
-    ssn.AddJobPipelinedFn("gang", [](const JobInfo& job) {
+    h.AddJobReadyFn([](const JobInfo& job) { return RolesMeet(job, kReadyMask, true) && IsReady(job); });
+    h.AddJobPipelinedFn([](const JobInfo& job) {
       bool ok = RolesMeet(job, kReadyMask | Mask(TaskStatus::kPipelined), true) && IsPipelined(job);
       return ok ? kPermit : kReject;
     });
-    ssn.AddJobStarvingFn("gang", [](const JobInfo& job) {
+    h.AddJobStarvingFn([](const JobInfo& job) {
       return job.WaitingTaskNum() + job.ReadyTaskNum() < job.min_available;
     });
-    ssn.AddPreemptableFn("gang", KeepMinAvailable);
-    ssn.AddReclaimableFn("gang", KeepMinAvailable);
+    h.AddPreemptableFn(KeepMinAvailable);
+    h.AddReclaimableFn(KeepMinAvailable);
   }
 
   // Victims only while their job keeps more than minAvailable ready tasks,

@@ -39,20 +39,19 @@ class NodeOrderPlugin : public Plugin {
  public:
   explicit NodeOrderPlugin(Weights w) : w_(w) {}
 
-  void OnSessionOpen(Session& ssn) override {
+  void OnSessionOpen(PluginHandle& h) override {
+    Session& ssn = h.session();
     for (NodeInfo* n : ssn.nodes())
       for (const Taint& t : n->taints)
         if (t.effect == "PreferNoSchedule") {
           prefer_no_schedule_.push_back(n);
           break;
         }
-    ssn.AddNodeOrderFn(
-        "nodeorder", [this](const TaskInfo& t, const NodeInfo& n) { return Score(t, n); },
+    h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) { return Score(t, n); },
         [](const TaskInfo&) { return true; });
     if (w_.spread != 0) spread_ = std::make_unique<TopologySpreadScore>(ssn);
     if (w_.taint != 0 || spread_)
-      ssn.AddBatchNodeOrderFn(
-          "nodeorder",
+      h.AddBatchNodeOrderFn(
           [this](const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) {
             if (w_.taint != 0) TaintScores(t, nodes, scores);
             if (spread_ && TopologySpreadScore::Applies(t)) spread_->Add(t, nodes, w_.spread, scores);

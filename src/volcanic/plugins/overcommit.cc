@@ -19,7 +19,8 @@ class OvercommitPlugin : public Plugin {
   OvercommitPlugin(double factor, std::vector<std::pair<ResourceId, double>> per_resource)
       : factor_(factor), per_resource_(std::move(per_resource)) {}
 
-  void OnSessionOpen(Session& ssn) override {
+  void OnSessionOpen(PluginHandle& h) override {
+    Session& ssn = h.session();
     Resource used;
     for (NodeInfo* n : ssn.nodes()) used += n->used;
     const Resource& total = ssn.total_resource();
@@ -36,11 +37,11 @@ class OvercommitPlugin : public Plugin {
       if (job->phase == "Running" && job->Count(kAllocatedMask) >= job->min_available)
         inqueue_ += job->min_resources->SubFloorZero(job->allocated);
     }
-    ssn.AddJobEnqueueableFn("overcommit", [this](const JobInfo& job) {
+    h.AddJobEnqueueableFn([this](const JobInfo& job) {
       if (!job.min_resources) return kPermit;
       return FitsOnRequested(inqueue_ + *job.min_resources, idle_, *job.min_resources) ? kPermit : kReject;
     });
-    ssn.AddJobEnqueuedFn("overcommit", [this](const JobInfo& job) {
+    h.AddJobEnqueuedFn([this](const JobInfo& job) {
       if (job.min_resources) inqueue_ += *job.min_resources;
     });
   }

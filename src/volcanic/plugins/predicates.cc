@@ -32,16 +32,14 @@ class PredicatesPlugin : public Plugin {
   PredicatesPlugin(bool affinity, bool taints, bool ports, bool pod_affinity)
       : affinity_(affinity), taints_(taints), ports_(ports), pod_affinity_(pod_affinity) {}
 
-  void OnSessionOpen(Session& ssn) override {
+  void OnSessionOpen(PluginHandle& h) override {
+    Session& ssn = h.session();
     if (pod_affinity_) inter_pod_ = std::make_unique<PodAffinityFilter>(ssn);
-    ssn.AddPredicateFn(
-        "predicates",
-        [this](const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
+    h.AddPredicateFn([this](const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
           return Check(t, n, reasons);
         },
         [this](const TaskInfo& t) { return !inter_pod_ || !inter_pod_->Concerns(t); });
-    ssn.AddEventHandler(
-        "predicates", [this](const TaskInfo& t) { Unevicted(t); }, [this](const TaskInfo& t) { Evicted(t); });
+    h.AddEventHandler([this](const TaskInfo& t) { Unevicted(t); }, [this](const TaskInfo& t) { Evicted(t); });
   }
 
  private:

@@ -16,10 +16,10 @@ int HigherFirst(const T& l, const T& r) {
 
 class PriorityPlugin : public Plugin {
  public:
-  void OnSessionOpen(Session& ssn) override {
-    ssn.AddTaskOrderFn("priority", HigherFirst<TaskInfo>);
-    ssn.AddJobOrderFn("priority", HigherFirst<JobInfo>);
-    ssn.AddPreemptableFn("priority", [](const TaskInfo& preemptor, const std::vector<TaskInfo*>& candidates) {
+  void OnSessionOpen(PluginHandle& h) override {
+    h.AddTaskOrderFn(HigherFirst<TaskInfo>);
+    h.AddJobOrderFn(HigherFirst<JobInfo>);
+    h.AddPreemptableFn([](const TaskInfo& preemptor, const std::vector<TaskInfo*>& candidates) {
       std::vector<TaskInfo*> victims;
       for (TaskInfo* t : candidates) {
         bool lower = t->job == preemptor.job ? t->priority < preemptor.priority
@@ -28,7 +28,7 @@ class PriorityPlugin : public Plugin {
       }
       return std::optional<std::vector<TaskInfo*>>(std::move(victims));
     });
-    ssn.AddJobStarvingFn("priority", [](const JobInfo& job) {
+    h.AddJobStarvingFn([](const JobInfo& job) {
       return job.ReadyTaskNum() + job.WaitingTaskNum() < static_cast<int>(job.tasks.size());
     });
   }

@@ -40,17 +40,18 @@ bool Above(const Resource& allocated, const Resource& deserved) {
 
 class ProportionPlugin : public Plugin {
  public:
-  void OnSessionOpen(Session& ssn) override {
+  void OnSessionOpen(PluginHandle& h) override {
+    Session& ssn = h.session();
     BuildAttrs(ssn);
     WaterFill(ssn.total_resource());
     for (const auto& [name, a] : attrs_) ssn.SetDeserved(name, a.deserved);
-    ssn.AddQueueOrderFn("proportion", [this](const QueueInfo& l, const QueueInfo& r) {
+    h.AddQueueOrderFn([this](const QueueInfo& l, const QueueInfo& r) {
       if (l.priority != r.priority) return l.priority > r.priority ? -1 : 1;
       double ls = Share(l), rs = Share(r);
       if (ls == rs) return 0;
       return ls < rs ? -1 : 1;
     });
-    ssn.AddOverusedFn("proportion", [this](const QueueInfo& q) {
+    h.AddOverusedFn([this](const QueueInfo& q) {
       QueueAttr* a = Find(q.name);
       return a && a->deserved.LessEqual(a->allocated);
     });
@@ -60,9 +61,9 @@ class ProportionPlugin : public Plugin {
       QueueAttr* a = Find(q.name);
       return a && q.IsOpen() && FitsOnRequested(a->allocated + t.resreq, a->deserved, t.resreq);
     };
-    ssn.AddAllocatableFn("proportion", within_deserved);
-    ssn.AddPreemptiveFn("proportion", within_deserved);
-    ssn.AddReclaimableFn("proportion", [this](const TaskInfo&, const std::vector<TaskInfo*>& candidates) {
+    h.AddAllocatableFn(within_deserved);
+    h.AddPreemptiveFn(within_deserved);
+    h.AddReclaimableFn([this](const TaskInfo&, const std::vector<TaskInfo*>& candidates) {
       absl::btree_map<std::string, Resource> left;  // victim queues' allocations as victims go
       std::vector<TaskInfo*> victims;
       for (TaskInfo* t : candidates) {
@@ -80,7 +81,7 @@ class ProportionPlugin : public Plugin {
       }
       return std::optional<std::vector<TaskInfo*>>(std::move(victims));
     });
-    ssn.AddJobEnqueueableFn("proportion", [this, &ssn](const JobInfo& job) {
+    h.AddJobEnqueueableFn([this, &ssn](const JobInfo& job) {
       const QueueInfo* q = ssn.FindQueue(job.queue);
       if (!q || !q->IsOpen()) return kReject;
       QueueAttr* a = Find(job.queue);
@@ -88,11 +89,10 @@ class ProportionPlugin : public Plugin {
       Resource need = *job.min_resources + a->allocated + a->inqueue - a->elastic;
       return FitsOnRequested(need, a->real_capability, *job.min_resources) ? kPermit : kReject;
     });
-    ssn.AddJobEnqueuedFn("proportion", [this](const JobInfo& job) {
+    h.AddJobEnqueuedFn([this](const JobInfo& job) {
       if (QueueAttr* a = Find(job.queue); a && job.min_resources) a->inqueue += *job.min_resources;
     });
-    ssn.AddEventHandler(
-        "proportion", [this](const TaskInfo& t) { Update(t, +1); }, [this](const TaskInfo& t) { Update(t, -1); });
+    h.AddEventHandler([this](const TaskInfo& t) { Update(t, +1); }, [this](const TaskInfo& t) { Update(t, -1); });
   }
 
  private:

@@ -53,14 +53,15 @@ class SlaPlugin : public Plugin {
  public:
   explicit SlaPlugin(std::optional<int64_t> global_wait) : global_wait_(global_wait) {}
 
-  void OnSessionOpen(Session& ssn) override {
+  void OnSessionOpen(PluginHandle& h) override {
+    Session& ssn = h.session();
     now_ns_ = static_cast<__int128>(ssn.now_ms()) * kNanosPerMs;
     for (const auto& [key, job] : ssn.jobs()) {
       std::optional<int64_t> wait = AnnotatedWait(*job);
       if (!wait) wait = global_wait_;
       if (wait) deadlines_[job] = static_cast<__int128>(job->creation_ms) * kNanosPerMs + *wait;
     }
-    ssn.AddJobOrderFn("sla", [this](const JobInfo& l, const JobInfo& r) {
+    h.AddJobOrderFn([this](const JobInfo& l, const JobInfo& r) {
       auto ld = Deadline(l), rd = Deadline(r);
       if (!ld) return rd ? 1 : 0;
       if (!rd) return -1;
@@ -71,8 +72,8 @@ class SlaPlugin : public Plugin {
       auto d = Deadline(job);
       return d && now_ns_ >= *d ? kPermit : kAbstain;
     };
-    ssn.AddJobEnqueueableFn("sla", waited_enough);
-    ssn.AddJobPipelinedFn("sla", waited_enough);
+    h.AddJobEnqueueableFn(waited_enough);
+    h.AddJobPipelinedFn(waited_enough);
   }
 
  private:

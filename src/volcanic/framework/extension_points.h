@@ -1,0 +1,138 @@
+// The extension points a plugin may register (through its PluginHandle,
+// plugin_handle.h), and what each callback must promise. The session
+// combines the callbacks of all plugins across tiers by the rules of tiers.h;
+// a callback that breaks its promise makes the session's decisions wrong or
+// non-deterministic, it is not detected.
+//
+// Promises common to every callback:
+//  - it is called only while its session is open, on the session's thread,
+//    and may be called any number of times in any order (a sort calls an
+//    order many times): it must not change the objects it is given, and an
+//    answer may depend only on its arguments and the plugin's own state;
+//  - the plugin's own state may change only in its event handlers
+//    (on_allocate / on_deallocate), so two calls with the same arguments
+//    between two events answer the same;
+//  - it must be cheap: predicates and scores are called per node.
+//  - to fail, it calls Session::Fail with a PluginError and answers the
+//    neutral value given below; the session then stops and is rolled back.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "volcanic/api/types.h"
+
+namespace volcanic {
+
+struct ValidateResult {
+  bool pass = true;
+  std::string reason, message;
+};
+
+// Orders (job, task, queue): <0 puts l first, >0 puts r first, 0 abstains
+// (the next plugin decides; when all abstain, creation time then UID).
+// Must be a strict weak order: fn(a, a) == 0; fn(a, b) and fn(b, a) have
+// opposite signs (or are both 0); transitive: if a goes before b and b
+// before c then a goes before c, and "no opinion" (0) is transitive too.
+// Otherwise (a random answer, or a score that changes while a queue is
+// ordered) the actions still get some order of the objects (actions/heap.h
+// never leaves its range), but not a meaningful or reproducible one.
+// Neutral answer: 0.
+using JobOrderFn = std::function<int(const JobInfo&, const JobInfo&)>;
+using TaskOrderFn = std::function<int(const TaskInfo&, const TaskInfo&)>;
+using QueueOrderFn = std::function<int(const QueueInfo&, const QueueInfo&)>;
+// Orders the queues of two victims for a preemptor's queue (<0: l's victims
+// first); the same rules as the orders above, for a fixed `preemptor`.
+using VictimQueueOrderFn = std::function<int(const QueueInfo& l, const QueueInfo& r, const QueueInfo& preemptor)>;
+// JobValid: nullopt or pass=true when the job may be scheduled; else the
+// reason and message written to the PodGroup. Neutral answer: nullopt.
+using JobValidFn = std::function<std::optional<ValidateResult>(const JobInfo&)>;
+// JobReady (AND over plugins; neutral true) and JobStarving (the first tier
+// with a callback decides; neutral false).
+using JobPredicateFn = std::function<bool(const JobInfo&)>;
+// JobPipelined, JobEnqueueable: kPermit (1), kAbstain (0) or kReject (-1)
+// (tiers.h Vote). Neutral answer: kAbstain.
+using JobVoteFn = std::function<int(const JobInfo&)>;
+// JobEnqueued: told that enqueue admitted the job (to reserve its share).
+using JobEnqueuedFn = std::function<void(const JobInfo&)>;
+// Overused (OR over plugins): the queue may not take more. Neutral: false.
+using OverusedFn = std::function<bool(const QueueInfo&)>;
+// Allocatable and Preemptive (AND over plugins): the queue may take the
+// task's resources (Preemptive: by reclaiming from other queues). Neutral: true.
+using AllocatableFn = std::function<bool(const QueueInfo&, const TaskInfo&)>;
+// PrePredicate: OK, or an error whose message is the task's reason; checked
+// once per task before any node.
+using PrePredicateFn = std::function<absl::Status(const TaskInfo&)>;
+// kube-scheduler's filter outcomes: evicting pods may resolve kUnschedulable
+// (resources, pod count, ports, anti-affinity of placed pods), never
+// kUnresolvable (selectors, taints, an unschedulable node).
+enum class Verdict : uint8_t { kFit, kUnschedulable, kUnresolvable };
+// Predicate: whether the task fits the node (resources are the session's to
+// check, not a predicate's). On a misfit appends at least one reason, in
+// kube-scheduler's words ("node(s) didn't match ..."): the reasons are
+// counted per node into the unschedulable message. Neutral answer: kFit.
+using PredicateFn = std::function<Verdict(const TaskInfo&, const NodeInfo&, std::vector<std::string>*)>;
+// NodeOrder: a finite score, higher is better; scores of all plugins add up.
+// Neutral answer: 0.
+using NodeOrderFn = std::function<double(const TaskInfo&, const NodeInfo&)>;
+// BatchNodeOrder: adds each node's finite score to (*scores)[i] (never
+// resizes it). Neutral answer: adds nothing.
+using BatchNodeOrderFn =
+    std::function<void(const TaskInfo&, absl::Span<NodeInfo* const>, std::vector<double>*)>;
+// Preemptable, Reclaimable: nullopt abstains; otherwise the victims the
+// plugin allows, a subset of the candidates. An empty list is a veto: within
+// the first tier where some plugin answers, the answers are intersected
+// (tiers.h Victims), so an empty answer means no victim at all. Neutral
+// answer: nullopt.
+using EvictableFn = std::function<std::optional<std::vector<TaskInfo*>>(
+    const TaskInfo&, const std::vector<TaskInfo*>&)>;
+// Event handlers: the task was placed (allocated or pipelined, or its
+// eviction undone) or released (evicted, or its placement undone). Every
+// on_allocate is matched by an on_deallocate if the session undoes it.
+using TaskEventFn = std::function<void(const TaskInfo&)>;
+// Whether a predicate or score depends only on the task's class (requests
+// and placement constraints) and the node itself, so results may be cached
+// per class and refreshed only for nodes that change (node_search.h). A
+// plugin that answers true for a task and then depends on anything else
+// makes the session pick stale nodes. Nullptr: never node-local.
+using NodeLocalFn = std::function<bool(const TaskInfo&)>;
+
+// The extension points by kind, for timing (Decisions::plugin_timings).
+enum class HookKind : uint8_t {
+  kJobOrder,
+  kTaskOrder,
+  kQueueOrder,
+  kVictimQueueOrder,
+  kJobValid,
+  kJobReady,
+  kJobPipelined,
+  kJobStarving,
+  kJobEnqueueable,
+  kJobEnqueued,
+  kOverused,
+  kAllocatable,
+  kPreemptive,
+  kPrePredicate,
+  kPredicate,
+  kNodeOrder,
+  kBatchNodeOrder,
+  kPreemptable,
+  kReclaimable,
+  kOnAllocate,
+  kOnDeallocate,
+  kOnSessionOpen,
+  kOnSessionClose,
+  kCount
+};
+inline constexpr size_t kHookKinds = static_cast<size_t>(HookKind::kCount);
+// The name in Decisions ("job_order", ...; the Python hook's name where
+// there is one).
+const char* HookKindName(HookKind kind);
+
+}  // namespace volcanic

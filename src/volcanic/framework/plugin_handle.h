@@ -1,0 +1,163 @@
+// What a plugin registers its callbacks through in OnSessionOpen: a handle
+// bound to the plugin's own slot in the session, so a callback cannot land
+// under another plugin's name (or under none).
+//
+// Promises: each Add* sets this plugin's callback for that extension point
+// (a second Add of the same point replaces the first); the session uses it
+// in this plugin's tier, subject to the plugin's enable flags. Every
+// callback is counted, and timed on a sample: its first kAlwaysTimed calls,
+// then one call in kSampleEvery. A steady_clock read pair costs tens of
+// nanoseconds on a VM, as much as a cheap callback (an order, a score), so
+// timing every call slowed the medium benchmark's allocate by half; the
+// sample costs a counter and a branch per call. Decisions::plugin_timings
+// reports the exact counts and the sampled time scaled to all calls. What
+// each callback must promise is in extension_points.h.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "volcanic/framework/conf.h"
+#include "volcanic/framework/decisions.h"
+#include "volcanic/framework/extension_points.h"
+#include "volcanic/framework/plugin.h"
+
+namespace volcanic {
+
+// The calls of one plugin's callback for one extension point, and the time
+// the timed ones took.
+struct HookSample {
+  static constexpr uint64_t kAlwaysTimed = 32, kSampleEvery = 32;
+  uint64_t calls = 0, timed = 0;
+  int64_t timed_nanos = 0;
+  // Counts a call; whether to time it.
+  bool Count() {
+    ++calls;
+    return calls <= kAlwaysTimed || calls % kSampleEvery == 0;
+  }
+  // All calls, with the time of the timed ones scaled to all.
+  HookTime Estimate() const {
+    if (timed == 0) return {0, calls};
+    return {static_cast<int64_t>(static_cast<double>(timed_nanos) * static_cast<double>(calls) /
+                                 static_cast<double>(timed)),
+            calls};
+  }
+};
+
+// Adds the time from its construction to its destruction to a sample's
+// timed calls.
+class HookTimer {
+ public:
+  explicit HookTimer(HookSample* sample) : sample_(sample), start_(std::chrono::steady_clock::now()) {}
+  ~HookTimer() {
+    sample_->timed_nanos +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_).count();
+    ++sample_->timed;
+  }
+  HookTimer(const HookTimer&) = delete;
+  HookTimer& operator=(const HookTimer&) = delete;
+
+ private:
+  HookSample* sample_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// One configured plugin in one session: its callbacks and their timings.
+struct PluginSlot {
+  std::string name;
+  const PluginOption* option = nullptr;
+  int tier = 0;
+  std::unique_ptr<Plugin> plugin;
+  JobOrderFn job_order;
+  TaskOrderFn task_order;
+  QueueOrderFn queue_order;
+  JobValidFn job_valid;
+  JobPredicateFn job_ready, job_starving;
+  JobVoteFn job_pipelined, job_enqueueable;
+  JobEnqueuedFn job_enqueued;
+  OverusedFn overused;
+  AllocatableFn allocatable, preemptive;
+  VictimQueueOrderFn victim_queue_order;
+  PrePredicateFn pre_predicate;
+  PredicateFn predicate;
+  NodeOrderFn node_order;
+  BatchNodeOrderFn batch_node_order;
+  EvictableFn preemptable, reclaimable;
+  std::vector<NodeLocalFn> node_local;
+  TaskEventFn on_allocate, on_deallocate;
+  std::array<HookSample, kHookKinds> times{};
+};
+
+class PluginHandle {
+ public:
+  PluginHandle(Session& ssn, PluginSlot& slot) : ssn_(ssn), slot_(slot) {}
+  PluginHandle(const PluginHandle&) = delete;
+  PluginHandle& operator=(const PluginHandle&) = delete;
+
+  Session& session() const { return ssn_; }
+  const std::string& name() const { return slot_.name; }
+
+  void AddJobOrderFn(JobOrderFn fn) { slot_.job_order = Timed(HookKind::kJobOrder, std::move(fn)); }
+  void AddTaskOrderFn(TaskOrderFn fn) { slot_.task_order = Timed(HookKind::kTaskOrder, std::move(fn)); }
+  void AddQueueOrderFn(QueueOrderFn fn) { slot_.queue_order = Timed(HookKind::kQueueOrder, std::move(fn)); }
+  void AddVictimQueueOrderFn(VictimQueueOrderFn fn) {
+    slot_.victim_queue_order = Timed(HookKind::kVictimQueueOrder, std::move(fn));
+  }
+  void AddJobValidFn(JobValidFn fn) { slot_.job_valid = Timed(HookKind::kJobValid, std::move(fn)); }
+  void AddJobReadyFn(JobPredicateFn fn) { slot_.job_ready = Timed(HookKind::kJobReady, std::move(fn)); }
+  void AddJobPipelinedFn(JobVoteFn fn) { slot_.job_pipelined = Timed(HookKind::kJobPipelined, std::move(fn)); }
+  void AddJobStarvingFn(JobPredicateFn fn) { slot_.job_starving = Timed(HookKind::kJobStarving, std::move(fn)); }
+  void AddJobEnqueueableFn(JobVoteFn fn) {
+    slot_.job_enqueueable = Timed(HookKind::kJobEnqueueable, std::move(fn));
+  }
+  void AddJobEnqueuedFn(JobEnqueuedFn fn) { slot_.job_enqueued = Timed(HookKind::kJobEnqueued, std::move(fn)); }
+  void AddOverusedFn(OverusedFn fn) { slot_.overused = Timed(HookKind::kOverused, std::move(fn)); }
+  void AddAllocatableFn(AllocatableFn fn) { slot_.allocatable = Timed(HookKind::kAllocatable, std::move(fn)); }
+  void AddPreemptiveFn(AllocatableFn fn) { slot_.preemptive = Timed(HookKind::kPreemptive, std::move(fn)); }
+  void AddPrePredicateFn(PrePredicateFn fn) { slot_.pre_predicate = Timed(HookKind::kPrePredicate, std::move(fn)); }
+  // `local`: whether the answers for a task are node-local (NodeLocalFn);
+  // nullptr: never.
+  void AddPredicateFn(PredicateFn fn, NodeLocalFn local = nullptr) {
+    slot_.predicate = Timed(HookKind::kPredicate, std::move(fn));
+    AddNodeLocal(std::move(local));
+  }
+  void AddNodeOrderFn(NodeOrderFn fn, NodeLocalFn local = nullptr) {
+    slot_.node_order = Timed(HookKind::kNodeOrder, std::move(fn));
+    AddNodeLocal(std::move(local));
+  }
+  void AddBatchNodeOrderFn(BatchNodeOrderFn fn, NodeLocalFn local = nullptr) {
+    slot_.batch_node_order = Timed(HookKind::kBatchNodeOrder, std::move(fn));
+    AddNodeLocal(std::move(local));
+  }
+  void AddPreemptableFn(EvictableFn fn) { slot_.preemptable = Timed(HookKind::kPreemptable, std::move(fn)); }
+  void AddReclaimableFn(EvictableFn fn) { slot_.reclaimable = Timed(HookKind::kReclaimable, std::move(fn)); }
+  void AddEventHandler(TaskEventFn on_allocate, TaskEventFn on_deallocate) {
+    slot_.on_allocate = Timed(HookKind::kOnAllocate, std::move(on_allocate));
+    slot_.on_deallocate = Timed(HookKind::kOnDeallocate, std::move(on_deallocate));
+  }
+
+ private:
+  template <typename R, typename... A>
+  std::function<R(A...)> Timed(HookKind kind, std::function<R(A...)> fn) {
+    if (!fn) return nullptr;
+    HookSample* sample = &slot_.times[static_cast<size_t>(kind)];
+    return [sample, fn = std::move(fn)](A... args) -> R {
+      if (!sample->Count()) return fn(std::forward<A>(args)...);
+      HookTimer timer(sample);
+      return fn(std::forward<A>(args)...);
+    };
+  }
+
+  void AddNodeLocal(NodeLocalFn local) {
+    slot_.node_local.push_back(local ? std::move(local) : [](const TaskInfo&) { return false; });
+  }
+
+  Session& ssn_;
+  PluginSlot& slot_;
+};
+
+}  // namespace volcanic
