@@ -93,3 +93,26 @@ def test_without_a_budget_a_slow_hook_only_takes_its_time():
 def test_a_bad_budget_is_refused(budget):
     with pytest.raises(ValueError, match="python_hook_budget: must be a positive number of seconds or None"):
         volcanic.Scheduler(python_hook_budget=budget)
+
+
+def test_the_embedded_cluster_gives_its_scheduler_the_budget():
+    """Cluster(python_hook_budget=...) (and `volcanic scheduler --python-hook-budget`, through
+    the same SchedulerLoop): a session past the budget binds nothing and its error is kept."""
+    from job_helpers import job, node as cluster_node, pods, task
+    slow = {"on": True}
+    plugin = make_plugin("sleeping-cluster",
+                         node_order=lambda self, task, n: (time.sleep(0.2) if slow["on"] else None) or 0.0)
+    c = volcanic.Cluster(conf(["gang", plugin.name], actions="enqueue, allocate"), python_hook_budget=0.1)
+    c.apply([cluster_node("n1"), cluster_node("n2"), job("j", task("t", 1))])  # two nodes: scored
+    c.run(2)
+    assert not any(p["spec"].get("nodeName") for p in pods(c).values())
+    assert any("exceeded the Python hook time budget in node_order" in e for e in c.errors)
+    slow["on"] = False
+    c.run(1)
+    assert all(p["spec"].get("nodeName") for p in pods(c).values())
+
+
+def test_the_scheduler_command_takes_a_budget():
+    from volcanic.cli.main import build_parser
+    args = build_parser().parse_args(["scheduler", "--python-hook-budget", "500ms"])
+    assert args.python_hook_budget == 0.5

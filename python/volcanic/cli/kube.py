@@ -44,7 +44,7 @@ def _scheduler(process, store, args):
     from volcanic.real.leader import SCHEDULER_LEASE
     from volcanic.real.scheduler import SchedulerDaemon
     daemon = SchedulerDaemon(store, args.scheduler_conf, args.schedule_period, process.health, process.registry,
-                             args.settle)
+                             args.settle, args.python_hook_budget)
     return Component("scheduler", SCHEDULER_LEASE, daemon.run)
 
 
@@ -197,6 +197,8 @@ def _scheduler_flags() -> argparse.ArgumentParser:
     p.add_argument("--schedule-period", type=_duration, default=1.0, help="time between sessions (default 1s)")
     p.add_argument("--settle", type=_duration, help="also start a session once the cluster has not "
                    "changed for this long (default 200ms; 0: only every --schedule-period, as Volcano)")
+    p.add_argument("--python-hook-budget", type=_duration, help="the time all Python plugin hooks of one session "
+                   "may take together; past it the session fails and is rolled back (default: no limit)")
     return p
 
 

@@ -119,7 +119,8 @@ class Cluster:
     """An embedded Volcano cluster; see docs/cluster.md."""
 
     def __init__(self, conf: Any = None, schedule_period: float = 1.0,
-                 admission: AdmissionChain | None = None, settle: float | None = None) -> None:
+                 admission: AdmissionChain | None = None, settle: float | None = None,
+                 python_hook_budget: float | None = None) -> None:
         from volcanic.controllers.gc import GarbageCollector
         from volcanic.controllers.job.controller import JobController
         from volcanic.controllers.podgroup import PodGroupController
@@ -138,7 +139,7 @@ class Cluster:
         ctx = Context(store=self.api, lister=self.informers, clock=self._clock,
                       scheduler_names=(SCHEDULER_NAME,))
         self.scheduler = SchedulerLoop(self.api, self.informers, self._clock, _load_conf(conf), schedule_period,
-                                       settle=settle)
+                                       settle=settle, python_hook_budget=python_hook_budget)
         controllers = [JobController(ctx), PodGroupController(ctx), QueueController(ctx),
                        GarbageCollector(ctx), Kubelets(ctx)]
         self.controllers = {c.name: c for c in controllers}

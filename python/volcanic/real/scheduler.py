@@ -65,7 +65,7 @@ class SchedulerDaemon:
 
     def __init__(self, store: KubeStore, conf_path: str | None = None, period: float = 1.0,
                  health: Health | None = None, registry: CollectorRegistry | None = None,
-                 settle: float | None = None) -> None:
+                 settle: float | None = None, python_hook_budget: float | None = None) -> None:
         self.store, self.conf = store, ConfFile(conf_path)
         self.health = health or Health()
         self.clock = WallClock()
@@ -73,7 +73,7 @@ class SchedulerDaemon:
         recorder = Recorder(BackgroundEvents(store), self.clock.now, SCHEDULER_COMPONENT)
         settle = SETTLE if settle is None else settle  # 0: only every period
         self.loop = SchedulerLoop(store, self.informers, self.clock, self.conf.text(), period, recorder,
-                                  settle or None)
+                                  settle or None, python_hook_budget)
         self.loop.on_session = SchedulerMetrics(registry or CollectorRegistry()).observe
         self.clock.after(period, self._watch_conf)
 

@@ -46,16 +46,18 @@ SCHEDULER_COMPONENT = "volcano"  # Volcano's scheduler names its event source af
 
 class SchedulerLoop:
     def __init__(self, store: Store, informers: Informers, clock: Clock, conf: Any, period: float = 1.0,
-                 recorder: Recorder | None = None, settle: float | None = None) -> None:
+                 recorder: Recorder | None = None, settle: float | None = None,
+                 python_hook_budget: float | None = None) -> None:
         self.store, self.informers, self.clock, self.period = store, informers, clock, period
         self.settle = settle
+        self.python_hook_budget = python_hook_budget  # kept for the engine of a new configuration
         self._settling = False  # a settle check is queued on the clock
         self._changed_at = self._session_at = float("-inf")
         self.recorder = recorder or Recorder(store, clock.now, SCHEDULER_COMPONENT)
         # Called after each session with its decisions, its wall seconds (writes included) and
         # how many of its binds failed.
         self.on_session: Callable[[Decisions, float, int], None] | None = None
-        self.engine = Scheduler(conf)
+        self.engine = Scheduler(conf, python_hook_budget=python_hook_budget)
         self.sessions = 0
         self.seconds: dict[str, float] = {"session": 0.0}  # wall seconds, per action and in all
         self.last: Decisions | None = None
@@ -68,7 +70,7 @@ class SchedulerLoop:
     def reconfigure(self, conf: Any) -> None:
         """Replaces the engine by one with configuration `conf`, refilled from the cache;
         a bad configuration raises ConfigError and leaves the running engine in place."""
-        engine = Scheduler(conf)
+        engine = Scheduler(conf, python_hook_budget=self.python_hook_budget)
         for kind in SCHEDULER_KINDS:
             for obj in self.informers.list(kind):
                 engine.upsert(obj)
