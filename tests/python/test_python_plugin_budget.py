@@ -116,3 +116,5 @@ def test_the_scheduler_command_takes_a_budget():
     from volcanic.cli.main import build_parser
     args = build_parser().parse_args(["scheduler", "--python-hook-budget", "500ms"])
     assert args.python_hook_budget == 0.5
+    with pytest.raises(SystemExit):  # refused when parsed, not when the scheduler starts
+        build_parser().parse_args(["scheduler", "--python-hook-budget", "0s"])

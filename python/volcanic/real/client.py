@@ -21,8 +21,6 @@ from urllib.parse import urlencode
 
 import orjson
 
-from volcanic.real.connection import Connections
-
 from volcanic.kube.errors import (
     AdmissionError,
     AlreadyExists,
@@ -32,6 +30,7 @@ from volcanic.kube.errors import (
     StoreError,
     Unavailable,
 )
+from volcanic.real.connection import Connections
 
 AUTH_REFRESH_SECONDS = 60.0
 _NETWORK_ERRORS = (OSError, http.client.HTTPException)  # ssl and socket errors are OSErrors

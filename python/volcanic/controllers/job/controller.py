@@ -117,8 +117,9 @@ class JobController(Controller):
             self._enqueue(self._job_request(new, "OutOfSync"))
 
     def _job_deleted(self, job: Obj) -> None:
-        self._synced_at.pop(f"{job['metadata']['namespace']}/{job['metadata']['name']}", None)
-        for waiting in self._delayed.pop(f"{job['metadata']['namespace']}/{job['metadata']['name']}", {}).values():
+        key = f"{job['metadata']['namespace']}/{job['metadata']['name']}"
+        self._synced_at.pop(key, None)
+        for waiting in self._delayed.pop(key, {}).values():
             if waiting.timer is not None:
                 waiting.timer.cancel()
         self.actions.forget(job)
@@ -163,7 +164,7 @@ class JobController(Controller):
         ref = _controller_job(new)
         name = ref["name"] if ref else new["metadata"]["name"]
         self._enqueue(Request(new["metadata"]["namespace"], name,
-                               event="Unknown" if _phase(new) == "Unknown" else ""))
+                              event="Unknown" if _phase(new) == "Unknown" else ""))
 
     def _command_added(self, cmd: Obj) -> None:
         target = cmd.get("target") or {}
