@@ -13,6 +13,7 @@ bindings without admission. Built in, before the configurable chain:
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from typing import Any, Iterable
 
 from volcanic.admission.chain import AdmissionChain
@@ -20,7 +21,7 @@ from volcanic.cluster.store import MemoryStore
 from volcanic.kube.errors import AdmissionError, InvalidObject
 from volcanic.kube.kinds import KINDS
 from volcanic.kube.objects import Obj
-from volcanic.kube.store import Watch, one_by_one
+from volcanic.kube.store import Watch, done, one_by_one
 
 _POD_MUTABLE = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")
 
@@ -91,6 +92,9 @@ class EmbeddedApi:
 
     def update_status_many(self, objs: list[Obj]) -> list[Obj | Exception]:
         return one_by_one(self.update_status, objs)
+
+    def update_status_async(self, obj: Obj) -> Future[Obj]:
+        return done(self.update_status, obj)
 
     def bind(self, namespace: str, name: str, node: str) -> Obj:
         return self.store.bind(namespace, name, node)

@@ -22,6 +22,7 @@ Deterministic: uids and resourceVersions come from counters, times from the cloc
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from typing import Any, Callable, Iterable
 import uuid
 
@@ -30,7 +31,7 @@ from volcanic.kube.clock import rfc3339
 from volcanic.kube.errors import AlreadyExists, Conflict, InvalidObject, NotFound
 from volcanic.kube.kinds import KINDS, Kind, kind_named
 from volcanic.kube.objects import Key, Obj, clone
-from volcanic.kube.store import Watch, one_by_one
+from volcanic.kube.store import Watch, done, one_by_one
 
 _UID_NAMESPACE = uuid.UUID("6f1c2a52-8d0e-4c5b-9a55-2f0e4c7d9b10")
 
@@ -162,6 +163,9 @@ class MemoryStore:
 
     def update_status_many(self, objs: list[Obj]) -> list[Obj | Exception]:
         return one_by_one(self.update_status, objs)
+
+    def update_status_async(self, obj: Obj) -> Future[Obj]:
+        return done(self.update_status, obj)
 
     def bind(self, namespace: str, name: str, node: str) -> Obj:
         kind = KINDS["Pod"]

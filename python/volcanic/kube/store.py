@@ -7,6 +7,7 @@ above them knows which one it runs on.
 from __future__ import annotations
 
 from collections import deque
+from concurrent.futures import Future
 import threading
 from typing import Any, Callable, Iterable, Protocol
 
@@ -67,6 +68,9 @@ class Store(Protocol):
     def create_many(self, objs: list[Obj]) -> list[Obj | Exception]: ...
     def bind_many(self, binds: list[tuple[str, str, str]]) -> list[Obj | Exception]: ...
     def update_status_many(self, objs: list[Obj]) -> list[Obj | Exception]: ...
+    # A status write the caller need not wait for: a real API server's store sends it in the
+    # background; the embedded store writes it at once and returns it done.
+    def update_status_async(self, obj: Obj) -> Future[Obj]: ...
 
 
 def attempt(fn: Callable[..., Obj], item: Any) -> Obj | Exception:
@@ -81,3 +85,14 @@ def attempt(fn: Callable[..., Obj], item: Any) -> Obj | Exception:
 def one_by_one(fn: Callable[..., Obj], items: Iterable[Any]) -> list[Obj | Exception]:
     """A batch sent one request at a time (the embedded store's batches)."""
     return [attempt(fn, item) for item in items]
+
+
+def done(fn: Callable[..., Obj], item: Any) -> Future[Obj]:
+    """fn(item) run now, as a finished Future (the embedded store's background writes)."""
+    future: Future[Obj] = Future()
+    result = attempt(fn, item)
+    if isinstance(result, Exception):
+        future.set_exception(result)
+    else:
+        future.set_result(result)
+    return future

@@ -10,7 +10,7 @@ and a DELETED tombstone (an object without a resourceVersion) for what vanished 
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 import logging
 import threading
 from typing import Any, Iterable
@@ -88,6 +88,9 @@ class KubeStore:
 
     def update_status_many(self, objs: list[Obj]) -> list[Obj | Exception]:
         return self._concurrently(self.update_status, objs)
+
+    def update_status_async(self, obj: Obj) -> Future[Obj]:
+        return self._pool.submit(self.update_status, obj)
 
     def _concurrently(self, fn, items: list) -> list[Obj | Exception]:
         if len(items) <= 1:

@@ -11,6 +11,7 @@ consumed with a Warning Event UnknownAction and nothing else."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import Hashable
 
@@ -94,6 +95,7 @@ class JobController(Controller):
         self._events = 0
         self._queued_at: dict[Request, int] = {}
         self._synced_at: dict[str, int] = {}
+        self._writes: dict[str, _Write] = {}  # job key -> the status write of its last SyncJob
 
     def handlers(self) -> dict[str, Handler]:
         return {"Job": Handler(self._job_added, self._job_updated, self._job_deleted),
@@ -240,9 +242,13 @@ class JobController(Controller):
 
     def process(self, request: Hashable) -> None:
         if isinstance(request, tuple):
-            self._consume_command(*request[1:])
+            if request[0] == "write":
+                self._collect_write(request[1])
+            else:
+                self._consume_command(*request[1:])
             return
         req: Request = request
+        self._collect_write(req.job_key)  # a job's actions run one after another, writes included
         queued = self._queued_at.pop(req, None)
         self._cancel_on_pod_event(req)
         job = self.ctx.lister.get("Job", req.job_name, req.namespace)
@@ -275,9 +281,38 @@ class JobController(Controller):
                    f"job {meta.get('namespace')}/{meta.get('name')}: action {action} failed on the job's spec "
                    f"({type(e).__name__}: {e}); the request is dropped until the job changes")
             return
+        write = self.actions.take_write()
+        if write is not None:
+            self._writing(req, job, action, write)
+        else:
+            self._done(req, action)
+
+    def _done(self, req: Request, action: str) -> None:
         self.forget(req)
         if action not in INTERNAL_ACTIONS:
             self._cancel_after(req, action)
+
+    def _writing(self, req: Request, job: Obj, action: str, write: Future[Obj]) -> None:
+        """The request is done when its status write is: collected at once when the store
+        wrote it already (the embedded one), else once it finishes or the job acts again."""
+        self._writes[req.job_key] = _Write(write, req, job, action)
+        if write.done():
+            self._collect_write(req.job_key)
+            return
+        key = req.job_key
+        write.add_done_callback(lambda _: self.ctx.clock.after(0.0, lambda: self.queue.add(("write", key))))
+
+    def _collect_write(self, job_key: str) -> None:
+        """Waits for the job's status write, if one is out; a failed one requeues its request."""
+        write = self._writes.pop(job_key, None)
+        if write is None:
+            return
+        try:
+            self.actions.written(write.future.result())
+        except RETRIABLE as e:
+            self._requeue(write.req, write.job, write.action, e)
+            return
+        self._done(write.req, write.action)
 
     def _consume_command(self, namespace: str, name: str) -> None:
         cmd = self.ctx.lister.get("Command", name, namespace)
@@ -404,3 +439,13 @@ def _exit_code(pod: Obj) -> int | None:
         if terminated:
             return terminated.get("exitCode")
     return None
+
+
+@dataclass
+class _Write:
+    """A status write not waited for, and the request whose action started it."""
+
+    future: Future[Obj]
+    req: Request
+    job: Obj
+    action: str

@@ -2,11 +2,17 @@
 `job_controller_actions.go`), plus the targeted kill of RestartTask and RestartPod.
 
 Both finish the same way: recount the job's pods into status, let the state's update
-function move the phase (appending a condition when it does), write the status.
+function move the phase (appending a condition when it does), write the status. SyncJob's
+status write is not waited for (the controller collects it before the job's next action):
+on a real API server a wait of tens of milliseconds per sync kept the controller from the
+next job's pods. A write goes with the resourceVersion of the job as last known, the
+informer's copy or, when newer, the answer to the controller's own last write, so a job
+synced again before the watch brings that write back is not a conflict.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -63,10 +69,22 @@ class JobActions:
         # What a job's spec determines, made once: see _memo(). Bounded (cleared when full),
         # so entries of deleted jobs need not be dropped.
         self._derived: dict[tuple, Any] = {}
+        self._written: dict[str, Obj] = {}  # job key -> the answer to its last status write
+        self._write: Future[Obj] | None = None  # the status write SyncJob started, for take_write()
 
     def forget(self, job: Obj) -> None:
         """Drops what is kept about a deleted job."""
         self._pending_notes.pop(job["metadata"].get("uid", ""), None)
+        self._written.pop(f"{job['metadata']['namespace']}/{job['metadata']['name']}", None)
+
+    def take_write(self) -> Future[Obj] | None:
+        """The status write the last SyncJob started and did not wait for, if it wrote."""
+        write, self._write = self._write, None
+        return write
+
+    def written(self, job: Obj) -> None:
+        """Remembers the answer to a status write (see _latest)."""
+        self._written[f"{job['metadata']['namespace']}/{job['metadata']['name']}"] = job
 
     def pods_of(self, job: Obj) -> list[Obj]:
         meta = job["metadata"]
@@ -156,7 +174,7 @@ class JobActions:
         self._note_pending(job, pg)
         admitted = pg_phase not in ("", "Pending")
         counts = self._create_and_delete_pods(job) if admitted else self._count(job)
-        self._finish(job, counts, update)
+        self._finish(job, counts, update, background=True)
 
     def _initiate(self, job: Obj) -> None:
         status = job["status"]
@@ -349,7 +367,8 @@ class JobActions:
         return ready >= need
 
     # Status.
-    def _finish(self, job: Obj, counts: "_Counts", update: UpdateFn | None, killed: bool = False) -> None:
+    def _finish(self, job: Obj, counts: "_Counts", update: UpdateFn | None, killed: bool = False,
+                background: bool = False) -> None:
         status = job["status"]
         for name in COUNTERS:
             status.pop(name, None)
@@ -359,9 +378,9 @@ class JobActions:
         if not status["taskStatusCount"]:
             del status["taskStatusCount"]
         status["minAvailable"] = job["spec"].get("minAvailable", 0)
-        self._write_status(job, update, killed)
+        self._write_status(job, update, killed, background)
 
-    def _write_status(self, job: Obj, update: UpdateFn | None, killed: bool = False) -> None:
+    def _write_status(self, job: Obj, update: UpdateFn | None, killed: bool, background: bool) -> None:
         status = job["status"]
         if update is not None and update(status):
             now = self._now()
@@ -372,13 +391,36 @@ class JobActions:
             start = seconds_of(job["metadata"].get("creationTimestamp"))
             status["runningDuration"] = format_duration(max(0.0, (self.ctx.clock.now() if end is None else end)
                                                         - (start or 0.0)))
-        current = self.ctx.lister.get("Job", job["metadata"]["name"], job["metadata"]["namespace"])
-        if current is not None and current.get("status") == status:
-            return
-        self.ctx.store.update_status(job)
+        current = self._latest(job)
+        if current is not None:
+            if current.get("status") == status:
+                return
+            job["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        if background:
+            self._write = self.ctx.store.update_status_async(job)
+        else:
+            self.written(self.ctx.store.update_status(job))
+
+    def _latest(self, job: Obj) -> Obj | None:
+        """The job as last known: the informer's copy or, when newer, the answer to our own
+        last status write, which the watch may not have brought yet."""
+        meta = job["metadata"]
+        cached = self.ctx.lister.get("Job", meta["name"], meta["namespace"])
+        written = self._written.get(f"{meta['namespace']}/{meta['name']}")
+        if cached is None or written is None or written["metadata"].get("uid") != cached["metadata"].get("uid"):
+            return cached
+        return written if _version(written) > _version(cached) else cached
 
     def _now(self) -> str:
         return rfc3339(self.ctx.clock.now())
+
+
+def _version(obj: Obj) -> int:
+    """resourceVersion as a number (etcd's revisions, and the embedded store's counter)."""
+    try:
+        return int(obj["metadata"].get("resourceVersion") or 0)
+    except ValueError:
+        return 0
 
 
 class _Counts:

@@ -1,0 +1,97 @@
+"""SyncJob's status write is not waited for (Store.update_status_async): on a real API server
+it goes out in the background while the controller moves on to the next job's pods. Here the
+embedded store's writes are held until the controller waits for them (before the same job's
+next action), which is the order a slow API server gives."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from typing import Any
+
+import volcanic
+from volcanic.kube.errors import Conflict
+from volcanic.kube.store import attempt
+from job_helpers import cluster, job, node, phase, pods, status, task, wait
+
+
+class HeldWrites:
+    """update_status_async whose writes stay out until someone waits for their result."""
+
+    def __init__(self, c: volcanic.Cluster, fail: int = 0) -> None:
+        self.api = c.api
+        self.out: list[str] = []      # jobs with a status write out
+        self.conflicts = 0            # writes the API server refused as stale
+        self.fail = fail              # the first `fail` writes fail as conflicts
+
+    def __call__(self, obj: dict) -> Future:
+        held, name = self, obj["metadata"]["name"]
+
+        class Held(Future):
+            def result(self, timeout: Any = None) -> Any:
+                if not self.done():
+                    held.out.remove(name)
+                    self._write()
+                return super().result(timeout)
+
+            def _write(self) -> None:
+                if held.fail:
+                    held.fail -= 1
+                    self.set_exception(Conflict("Job", name, "default", "the object has been modified"))
+                    return
+                answer = attempt(held.api.update_status, obj)
+                if isinstance(answer, Conflict):
+                    held.conflicts += 1
+                self.set_exception(answer) if isinstance(answer, Exception) else self.set_result(answer)
+
+        self.out.append(name)
+        return Held()
+
+    def flush(self, c: volcanic.Cluster) -> None:
+        """Lets the controller collect every write still out, as their completion would."""
+        for key in list(c.controllers["job-controller"]._writes):
+            c.controllers["job-controller"].queue.add(("write", key))
+        c.run(0)
+
+
+def held_cluster(monkeypatch, fail: int = 0) -> tuple[volcanic.Cluster, HeldWrites, list]:
+    c = cluster(node("n1", cpu="16"))
+    held = HeldWrites(c, fail)
+    monkeypatch.setattr(c.api, "update_status_async", held)
+    created: list[tuple[str, list[str]]] = []  # (job of the pods created, jobs with a write out then)
+    create_many = c.api.create_many
+
+    def recording(objs: list[dict]) -> list:
+        created.append((objs[0]["metadata"]["labels"]["volcano.sh/job-name"], list(held.out)))
+        return create_many(objs)
+    monkeypatch.setattr(c.api, "create_many", recording)
+    return c, held, created
+
+
+def test_the_next_jobs_pods_are_created_while_a_status_write_is_out(monkeypatch) -> None:
+    """Two jobs admitted in one session: the second job's pods are created while the first
+    job's status write (its pod counts) is still out. A job's next action waits for its own
+    write and sends the next one with that write's resourceVersion, though the watch has not
+    brought it yet: no write is refused as stale, and the statuses end right."""
+    c, held, created = held_cluster(monkeypatch)
+    c.apply([job("a", task("t", 3)), job("b", task("t", 3))])
+    assert wait(c, lambda: len(created) == 2, 5)
+    assert created[1][0] == "b" and "a" in created[1][1]
+    assert wait(c, lambda: all(phase(c, j) == "Running" for j in "ab"), 10)
+    held.flush(c)
+    assert all(status(c, j).get("running") == 3 for j in "ab")
+    assert held.conflicts == 0
+    assert c.errors == []
+
+
+def test_a_failed_status_write_retries_its_request(monkeypatch) -> None:
+    """A background write the API server refuses is the failure of the action that sent it:
+    its request is retried with back-off, as when the write was waited for, and the job's
+    status ends right."""
+    c, held, _ = held_cluster(monkeypatch, fail=2)
+    c.apply(job("a", task("t", 2)))
+    assert wait(c, lambda: len(pods(c, "a")) == 2, 5)
+    assert held.fail == 0
+    assert wait(c, lambda: phase(c, "a") == "Running", 10)
+    held.flush(c)
+    assert status(c, "a").get("running") == 2
+    assert c.errors == []
