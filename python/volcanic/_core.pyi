@@ -12,7 +12,7 @@ class Scheduler:
     def forget(self, key: str) -> None: ...
     def run_once(self, now_ms: int, changed_only: bool = False) -> dict[str, Any]:
         """The decisions as a dict: binds, evictions, pipelined, podgroups, queues,
-        unschedulable, action_seconds, and plugin_timings (plugin -> extension point ->
+        unschedulable, deferred, action_seconds, and plugin_timings (plugin -> extension point ->
         {"seconds": float, "calls": int})."""
         ...
 

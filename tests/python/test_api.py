@@ -210,6 +210,41 @@ def test_run_once_changed_only_reports_only_statuses_that_differ_from_the_object
     assert "ns/pg" in s.run_once(now=NOW + 3).podgroups  # the default still reports every one
 
 
+def test_a_gang_still_being_created_gets_pod_conditions_once_its_count_holds():
+    """docs/scheduler.md "Pod conditions of a gang still being created": a gang below
+    minAvailable whose pod count grew since the last session (a job controller midway through
+    its pods) has its PodGroup condition, but its pods get theirs (gang's reason, reference
+    §4.6) only once the count holds still for a session; the session that held them back says
+    so, for a loop that skips sessions when nothing changed."""
+    s = volcanic.Scheduler()
+    for obj in (node("n1"), podgroup("pg", 3), pod("a", "pg")):
+        s.upsert(obj)
+    d = s.run_once(now=NOW)
+    assert d.podgroups["ns/pg"]["conditions"][0]["type"] == "Unschedulable"
+    assert (d.unschedulable, d.deferred) == ({}, True)
+    s.upsert(pod("b", "pg"))
+    d = s.run_once(now=NOW + 1)
+    assert (d.unschedulable, d.deferred) == ({}, True)
+    d = s.run_once(now=NOW + 2)
+    assert set(d.unschedulable) == {"ns/a", "ns/b"} and not d.deferred
+    assert d.unschedulable["ns/a"].startswith("3/2 tasks in gang unschedulable: pod group is not ready, 2 Pending")
+
+
+def test_the_embedded_loop_runs_the_session_a_held_back_condition_waits_for():
+    """The loop skips a session when nothing changed since one that decided nothing; a session
+    that held pod conditions back decided something still to come."""
+    c = volcanic.Cluster()
+    c.apply([node("n1"), podgroup("pg", 3), pod("a", "pg")])
+    c.run(0)  # the session at 0 s sees one pod
+    c.apply(pod("b", "pg"))
+    c.run(1)  # the one at 1 s sees two
+    assert not any(cond.get("type") == "PodScheduled" for p in c.list("Pod", "ns")
+                   for cond in (p.get("status") or {}).get("conditions") or [])
+    c.run(1)
+    assert all(any(cond.get("type") == "PodScheduled" and cond["status"] == "False"
+                   for cond in p["status"].get("conditions") or []) for p in c.list("Pod", "ns"))
+
+
 def test_gang_marks_a_podgroup_without_pods_unschedulable():
     """reference §4.6 gang OnSessionClose: every job that is not ready gets the Unschedulable
     condition, a PodGroup whose pods do not exist yet too (Volcano users see "3/0 tasks in

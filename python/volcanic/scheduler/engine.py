@@ -27,6 +27,8 @@ class Decisions:
     queues: name -> {"allocated": {resource: quantity}}, plus "deserved" for queues whose
         deserved share a queue plugin (proportion) computed this session.
     unschedulable: "ns/pod" -> why a pending pod was not placed.
+    deferred: pod conditions were held back for the next session (a gang whose pods are
+        still being created); the next session must run though nothing else changed.
     action_seconds: action -> wall seconds it took (diagnostics).
     plugin_timings: plugin -> extension point ("predicate", "job_order", "on_session_open",
         ...) -> {"seconds": wall seconds its callbacks took (sampled, scaled to all calls),
@@ -40,6 +42,7 @@ class Decisions:
     podgroups: dict[str, dict[str, Any]] = field(default_factory=dict)
     queues: dict[str, dict[str, Any]] = field(default_factory=dict)
     unschedulable: dict[str, str] = field(default_factory=dict)
+    deferred: bool = False
     action_seconds: dict[str, float] = field(default_factory=dict)
     plugin_timings: dict[str, dict[str, dict[str, float | int]]] = field(default_factory=dict)
 

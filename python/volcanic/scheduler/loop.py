@@ -133,7 +133,7 @@ class SchedulerLoop:
         for action, seconds in d.action_seconds.items():
             self.seconds[action] = self.seconds.get(action, 0.0) + seconds
         self.last = d
-        if d.binds or d.evictions:
+        if d.binds or d.evictions or d.deferred:
             self._dirty = True
         failed = self._bind(d)
         self._evict(d)

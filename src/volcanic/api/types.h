@@ -148,6 +148,9 @@ struct JobInfo {
   uint64_t arrival = 0;
   bool preemptable = false;
   Labels labels, annotations;
+  // Tasks the last session saw, to tell a gang whose pods are still being
+  // created (Session::WriteUnschedulable).
+  size_t tasks_seen = 0;
 
   absl::btree_map<std::string, TaskInfo*> tasks;  // by task key
   std::array<int, kTaskStatusCount> count{};      // tasks per status

@@ -80,6 +80,7 @@ py::dict ToPython(const Decisions& d) {
   out["podgroups"] = podgroups;
   out["queues"] = queues;
   out["unschedulable"] = unschedulable;
+  out["deferred"] = d.deferred;
   out["action_seconds"] = seconds;
   out["plugin_timings"] = timings;
   return out;

@@ -207,9 +207,10 @@ absl::Status Cache::UpsertPodGroup(const json& obj) {
     job = std::make_unique<JobInfo>(std::move(parsed));
     return absl::OkStatus();
   }
-  // Same object, so tasks keep pointing at it; keep tasks, accounting and
-  // the arrival order.
+  // Same object, so tasks keep pointing at it; keep tasks, accounting, the
+  // arrival order and what the last session saw.
   parsed.arrival = job->arrival;
+  parsed.tasks_seen = job->tasks_seen;
   parsed.tasks = std::move(job->tasks);
   parsed.count = job->count;
   parsed.pending_best_effort = job->pending_best_effort;

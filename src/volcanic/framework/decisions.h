@@ -33,6 +33,7 @@ struct Decisions {
   std::map<std::string, Resource> queue_allocated;             // queue -> allocated
   std::map<std::string, Resource> queue_deserved;              // queue -> deserved, if a plugin computed it
   std::map<std::string, std::string> unschedulable;            // pod key -> reason
+  bool deferred = false;  // pod conditions held back for the next session (a growing gang)
   std::vector<std::pair<std::string, double>> action_seconds;  // action -> wall seconds
   // plugin -> extension point (HookKindName) -> time, for the points it was called on.
   std::map<std::string, std::map<std::string, HookTime>> plugin_timings;

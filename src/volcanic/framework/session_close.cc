@@ -167,11 +167,22 @@ void Session::WriteUnschedulable(Decisions* out) {
   }
   // Other pending tasks of a gang found unschedulable in this session (for
   // example tasks that fit but were given back because the gang did not):
-  // the gang's reason, as Volcano puts it in their pod conditions.
-  for (const auto& [job, message] : gang_unschedulable_)
+  // the gang's reason, as Volcano puts it in their pod conditions. A gang
+  // whose pods are still being created (fewer than minAvailable, more than
+  // the last session saw) waits until its count holds still for a session:
+  // whether a session catches a job controller midway is a race in Volcano,
+  // and every catch rewrote each pod's condition (its message counts the
+  // pods) with an Event.
+  for (const auto& [job, message] : gang_unschedulable_) {
+    if (job->tasks.size() < static_cast<size_t>(job->min_available) && job->tasks.size() > job->tasks_seen) {
+      out->deferred = true;
+      continue;
+    }
     for (const auto& [tk, t] : job->tasks)
       if (t->status == TaskStatus::kPending && !out->unschedulable.contains(tk))
         out->unschedulable[tk] = message;
+  }
+  for (auto& [key, job] : jobs_) job->tasks_seen = job->tasks.size();
 }
 
 }  // namespace volcanic
