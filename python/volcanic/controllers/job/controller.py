@@ -129,6 +129,7 @@ class JobController(Controller):
     def _pod_added(self, pod: Obj) -> None:
         req = self._pod_request(pod, "PodPending")
         if req is not None:
+            self.actions.observed(req.job_key, req.pod_name)
             event = "OutOfSync" if _annotations(pod).get(OUT_OF_SYNC) else "PodPending"
             self._enqueue(replace(req, event=event))
 

@@ -38,6 +38,10 @@ class SyncError(Exception):
     """An action could not finish (a pod not created, a missing claim); it is retried."""
 
 
+# A created pod the watch has not brought after this long is no longer counted (client-go's
+# ExpectationsTimeout): the watch missed it, and the informer's view is the truth again.
+UNSEEN_SECONDS = 300.0
+
 # Reason of the Event recorded when pods could not be created (FailedCreatePodReason).
 FAILED_CREATE = "FailedCreate"
 
@@ -70,12 +74,25 @@ class JobActions:
         # so entries of deleted jobs need not be dropped.
         self._derived: dict[tuple, Any] = {}
         self._written: dict[str, Obj] = {}  # job key -> the answer to its last status write
+        # job key -> pod name -> (when, pod) for pods this controller created that the watch
+        # has not brought yet (client-go's ControllerExpectations): a sync in between counts
+        # them instead of creating them again (a 409 each) and writing a lower pending count.
+        self._unseen: dict[str, dict[str, tuple[float, Obj]]] = {}
         self._write: Future[Obj] | None = None  # the status write SyncJob started, for take_write()
 
     def forget(self, job: Obj) -> None:
         """Drops what is kept about a deleted job."""
         self._pending_notes.pop(job["metadata"].get("uid", ""), None)
         self._written.pop(f"{job['metadata']['namespace']}/{job['metadata']['name']}", None)
+        self._unseen.pop(f"{job['metadata']['namespace']}/{job['metadata']['name']}", None)
+
+    def observed(self, job_key: str, pod_name: str) -> None:
+        """The watch brought a pod of the job: it is the informer's to count from now on."""
+        unseen = self._unseen.get(job_key)
+        if unseen is not None:
+            unseen.pop(pod_name, None)
+            if not unseen:
+                del self._unseen[job_key]
 
     def take_write(self) -> Future[Obj] | None:
         """The status write the last SyncJob started and did not wait for, if it wrote."""
@@ -295,7 +312,9 @@ class JobActions:
         listing every refused pod, and a SyncError (retried, then TerminateJob); as in
         Volcano, nothing is deleted on that sync."""
         counts = _Counts()
+        key = f"{job['metadata']['namespace']}/{job['metadata']['name']}"
         existing = {p["metadata"]["name"]: p for p in self.pods_of(job)}
+        existing.update((name, pod) for name, pod in self._unseen_pods(key) if name not in existing)
         to_delete: list[Obj] = []
         failures: list[str] = []
         tasks = job["spec"].get("tasks") or []
@@ -322,6 +341,7 @@ class JobActions:
                         raise result
                     else:
                         counts.add(result)
+                        self._unseen.setdefault(key, {})[result["metadata"]["name"]] = (self.ctx.clock.now(), result)
             for pod in [p for p in existing.values()
                         if (p["metadata"].get("annotations") or {}).get(TASK_SPEC) == task["name"]]:
                 to_delete.append(existing.pop(pod["metadata"]["name"]))  # scaled down
@@ -334,6 +354,13 @@ class JobActions:
                 self.delete_pod(pod)
                 counts.terminating += 1
         return counts
+
+    def _unseen_pods(self, job_key: str) -> list[tuple[str, Obj]]:
+        """The job's pods created but not brought by the watch yet, lapsed ones dropped."""
+        unseen = self._unseen.get(job_key, {})
+        for name in [n for n, (created, _) in unseen.items() if self.ctx.clock.now() - created > UNSEEN_SECONDS]:
+            del unseen[name]
+        return [(name, pod) for name, (_, pod) in unseen.items()]
 
     def _new_pod(self, job: Obj, task: Obj, index: int) -> Obj:
         pod = build.build_pod(job, task, index)
