@@ -1,10 +1,11 @@
 """The scheduler loop's timing: sessions every schedule period, and with `settle` one as soon
-as the watch has been quiet that long (volcanic.scheduler.loop)."""
+as the watch has been quiet that long, or that long after a new pod filled its gang
+(volcanic.scheduler.loop)."""
 
 import pytest
 
 import volcanic
-from builders import node, pod
+from builders import node, pod, podgroup
 
 
 def bound_at(c: volcanic.Cluster, name: str, step: float = 0.125, limit: float = 3.0) -> float:
@@ -36,15 +37,31 @@ def test_with_settle_a_new_pod_is_bound_once_the_watch_is_quiet():
     assert bound_at(c, "p") == 0.5
 
 
+def bound_while_busy(c: volcanic.Cluster, name: str, cpu: str = "1") -> float:
+    """bound_at() while a node is added every 0.125 s, so the watch is never quiet for 0.25 s."""
+    for i in range(16):
+        if (c.get("Pod", name) or {}).get("spec", {}).get("nodeName"):
+            return c.now
+        c.apply(node(f"m{i}", cpu=cpu))
+        c.run(0.125)
+    raise AssertionError(f"{name} not bound by {c.now} s")
+
+
 def test_changes_that_keep_coming_keep_the_periods_cadence():
     c = cluster_at(0.25, 0.25)
-    c.apply(pod("p", None, ns="default"))
+    c.apply(pod("p", None, ns="default", cpu="16"))  # no room on n1 at its early session (0.5 s)
+    c.run(0.25)
     sessions = c.scheduler.sessions
-    for i in range(6):  # a change every 0.125 s: never quiet for 0.25 s
-        c.apply(node(f"m{i}", cpu="1"))
-        c.run(0.125)
-    assert (c.get("Pod", "p") or {})["spec"].get("nodeName")  # bound by the period's session at 1.0
+    assert bound_while_busy(c, "p", cpu="16") == 1.0  # placed by the period's session
     assert c.scheduler.sessions - sessions == 1
+
+
+def test_a_pod_filling_its_gang_starts_a_session_settle_later_though_changes_keep_coming():
+    c = cluster_at(0.25, 0.25)
+    c.apply([podgroup("g", 2, ns="default"), pod("a", "g", ns="default")])
+    c.run(0.125)
+    c.apply(pod("b", "g", ns="default"))  # fills the gang at 0.375 s
+    assert bound_while_busy(c, "b") == 0.625
 
 
 def test_settle_must_be_positive():

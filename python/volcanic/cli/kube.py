@@ -196,7 +196,8 @@ def _scheduler_flags() -> argparse.ArgumentParser:
     p.add_argument("--scheduler-conf", help="volcano-scheduler.conf, re-read when it changes (default: Volcano's)")
     p.add_argument("--schedule-period", type=_duration, default=1.0, help="time between sessions (default 1s)")
     p.add_argument("--settle", type=_duration, help="also start a session once the cluster has not "
-                   "changed for this long (default 200ms; 0: only every --schedule-period, as Volcano)")
+                   "changed for this long, and this long after a new pod fills its gang (default 200ms; "
+                   "0: only every --schedule-period, as Volcano)")
     p.add_argument("--python-hook-budget", type=_positive_duration, help="the time all Python plugin hooks of one session "
                    "may take together; past it the session fails and is rolled back (default: no limit)")
     return p

@@ -94,6 +94,11 @@ class Scheduler:
         """Drops what the scheduler assumed about pod "ns/name" (a failed bind)."""
         self._core.forget(key)
 
+    def gangs_filled(self) -> int:
+        """How many times an upserted new pod brought its gang up to minMember pods (a count
+        that only grows): a loop may start a session early when it grows."""
+        return self._core.gangs_filled()
+
     def stats(self) -> dict[str, int]:
         """Sizes that follow what is alive, for monitoring a long-lived scheduler:
         task_classes (kinds of live pods alike for placement, in this scheduler), resource_names

@@ -9,8 +9,10 @@ embedded cluster (on its virtual clock) and as `volcanic scheduler` on a real AP
 - With `settle` (seconds), a session also starts once the watch has brought nothing new for
   that long, instead of waiting out the period: a Job's pods are bound a moment after the last
   one is created, not up to a period later. While the cluster keeps changing, sessions keep
-  Volcano's cadence. Without it (the embedded cluster's default) sessions run only every
-  period, as Volcano's do.
+  Volcano's cadence, except that a new pod that fills its gang up to minMember pods starts a
+  session `settle` seconds later, busy or not (a gang of a burst waits neither for a quiet
+  watch nor for the period). Without it (the embedded cluster's default) sessions run only
+  every period, as Volcano's do.
 - Binds go through the pods/binding call (spec.nodeName and PodScheduled), each recorded as
   a "Scheduled" Event on the pod as Volcano's cache records it. A failed bind is as in
   Volcano's SchedulerCache.Bind (pkg/scheduler/cache/cache.go): the pod gets a
@@ -52,6 +54,8 @@ class SchedulerLoop:
         self.settle = settle
         self.python_hook_budget = python_hook_budget  # kept for the engine of a new configuration
         self._settling = False  # a settle check is queued on the clock
+        self._filled_session = False  # a session for a filled gang is queued on the clock
+        self._gangs_filled = 0  # the engine's gangs_filled() the loop has answered
         self._changed_at = self._session_at = float("-inf")
         self.recorder = recorder or Recorder(store, clock.now, SCHEDULER_COMPONENT)
         # Called after each session with its decisions, its wall seconds (writes included) and
@@ -75,6 +79,7 @@ class SchedulerLoop:
             for obj in self.informers.list(kind):
                 engine.upsert(obj)
         self.engine = engine
+        self._gangs_filled = engine.gangs_filled()
         self._dirty = True
 
     def _changed(self) -> None:
@@ -102,6 +107,15 @@ class SchedulerLoop:
             self.engine.upsert(obj)
         except ValueError as e:  # a malformed object: the engine keeps what it had
             self.informers.errors.append(f"scheduler: {e}")
+        if self.settle is not None and obj["kind"] == "Pod" and self.engine.gangs_filled() != self._gangs_filled:
+            self._gangs_filled = self.engine.gangs_filled()
+            if not self._filled_session:
+                self._filled_session = True
+                self.clock.after(self.settle, self._gang_filled)
+
+    def _gang_filled(self) -> None:
+        self._filled_session = False
+        self._session()
 
     def _delete(self, obj: dict) -> None:
         self._changed()

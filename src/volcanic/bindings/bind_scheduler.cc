@@ -196,6 +196,12 @@ class PyScheduler {
     return ToPython(*d);
   }
 
+  uint64_t GangsFilled() {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mu_);
+    return s_.cache().gangs_filled();
+  }
+
   // Sizes that must follow what is alive, not what was ever seen.
   py::dict Stats() {
     int classes;
@@ -235,7 +241,8 @@ void BindScheduler(py::module_& m) {
       .def("delete", &PyScheduler::Delete, py::arg("kind"), py::arg("name"), py::arg("namespace") = py::none())
       .def("forget", &PyScheduler::Forget, py::arg("key"))
       .def("run_once", &PyScheduler::RunOnce, py::arg("now_ms"), py::arg("changed_only") = false)
-      .def("stats", &PyScheduler::Stats);
+      .def("stats", &PyScheduler::Stats)
+      .def("gangs_filled", &PyScheduler::GangsFilled);
   m.def("action_names", [] { return Registry::Builtins().ActionNames(); });
 }
 

@@ -85,6 +85,7 @@ absl::Status Cache::UpsertPod(const json& obj) {
   TaskInfo* raw = t.get();
   tasks_.emplace(raw->key, std::move(t));
   AttachTask(raw);
+  if (raw->job && raw->job->tasks.size() == static_cast<size_t>(raw->job->min_available)) ++gangs_filled_;
   return absl::OkStatus();
 }
 

@@ -53,6 +53,9 @@ class Cache {
   const Labels& NamespaceLabels(const std::string& ns) const;
   // Task classes of live pods (pods alike for placement share one).
   int class_count() const { return static_cast<int>(class_ids_.size()); }
+  // How many times a new pod brought its gang to minAvailable pods (only
+  // grows): a loop may start a session early when it does.
+  uint64_t gangs_filled() const { return gangs_filled_; }
   // Pods with required pod anti-affinity terms: they constrain other pods.
   const absl::flat_hash_set<const TaskInfo*>& anti_affinity_tasks() const { return anti_affinity_tasks_; }
 
@@ -89,6 +92,7 @@ class Cache {
   absl::flat_hash_map<std::string, Labels> namespace_labels_;
   absl::flat_hash_set<const TaskInfo*> anti_affinity_tasks_;
   uint64_t arrivals_ = 0;  // jobs seen so far: the next job's arrival order
+  uint64_t gangs_filled_ = 0;
 };
 
 }  // namespace volcanic
