@@ -1,6 +1,7 @@
 """Events sent in the background, as client-go's event broadcaster sends them: recording one
-never waits for the API server; they are sent at most QPS a second (bursts of BURST), the
-rate limit client-go's clients put on a component's requests, so a burst of thousands of
+never waits for the API server; they are sent one at a time (the broadcaster's one goroutine
+per sink), so a busy API server slows them down, and at most QPS a second (bursts of BURST),
+the rate limit client-go's clients put on a component's requests, so a burst of thousands of
 "Scheduled" events trails the binds instead of competing with them; and when QUEUE events
 are already waiting a new one is dropped (and counted), as the broadcaster drops them."""
 
@@ -19,7 +20,6 @@ log = logging.getLogger(__name__)
 
 QUEUE = 1000
 QPS, BURST = 50.0, 100
-SENDERS = 2
 
 
 class BackgroundEvents:
@@ -30,9 +30,7 @@ class BackgroundEvents:
         self.dropped = 0
         self._queue: queue.Queue[Obj] = queue.Queue(QUEUE)
         self._tokens, self._refilled = float(BURST), time.monotonic()
-        self._lock = threading.Lock()
-        for i in range(SENDERS):
-            threading.Thread(target=self._send, name=f"events-{i}", daemon=True).start()
+        threading.Thread(target=self._send, name="events", daemon=True).start()
 
     def create(self, event: Obj) -> Obj:
         try:
@@ -44,15 +42,13 @@ class BackgroundEvents:
     def _take(self) -> None:
         """Waits for a token of the QPS/BURST bucket."""
         while True:
-            with self._lock:
-                now = time.monotonic()
-                self._tokens = min(BURST, self._tokens + (now - self._refilled) * QPS)
-                self._refilled = now
-                if self._tokens >= 1:
-                    self._tokens -= 1
-                    return
-                wait = (1 - self._tokens) / QPS
-            time.sleep(wait)
+            now = time.monotonic()
+            self._tokens = min(BURST, self._tokens + (now - self._refilled) * QPS)
+            self._refilled = now
+            if self._tokens >= 1:
+                self._tokens -= 1
+                return
+            time.sleep((1 - self._tokens) / QPS)
 
     def _send(self) -> None:
         while True:
