@@ -1,6 +1,6 @@
 """The scheduler loop's timing: sessions every schedule period, and with `settle` one as soon
-as the watch has been quiet that long, or that long after a new pod filled its gang
-(volcanic.scheduler.loop)."""
+as the watch has been quiet that long, and one as soon as new work comes (a new PodGroup, a
+new pod that fills its gang), at most one such every `settle` (volcanic.scheduler.loop)."""
 
 import pytest
 
@@ -31,10 +31,19 @@ def test_without_settle_a_new_pod_waits_for_the_next_period():
     assert bound_at(c, "p") == 1.0
 
 
-def test_with_settle_a_new_pod_is_bound_once_the_watch_is_quiet():
+def test_with_settle_a_new_pod_that_fills_its_gang_is_bound_at_once():
     c = cluster_at(0.25, 0.25)
-    c.apply(pod("p", None, ns="default"))
-    assert bound_at(c, "p") == 0.5
+    c.apply(pod("p", None, ns="default"))  # a bare pod: its gang of one
+    c.run(0)
+    assert bound_at(c, "p") == 0.25
+
+
+def test_with_settle_a_pending_pod_is_bound_once_the_watch_is_quiet():
+    c = cluster_at(0.25, 0.25)
+    c.apply(pod("p", None, ns="default", cpu="16"))  # no room on n1
+    c.run(0.125)
+    c.apply(node("n2", cpu="16"))  # no new work: the session waits for a quiet watch
+    assert bound_at(c, "p") == 0.625
 
 
 def bound_while_busy(c: volcanic.Cluster, name: str, cpu: str = "1") -> float:
@@ -49,19 +58,19 @@ def bound_while_busy(c: volcanic.Cluster, name: str, cpu: str = "1") -> float:
 
 def test_changes_that_keep_coming_keep_the_periods_cadence():
     c = cluster_at(0.25, 0.25)
-    c.apply(pod("p", None, ns="default", cpu="16"))  # no room on n1 at its early session (0.5 s)
+    c.apply(pod("p", None, ns="default", cpu="16"))  # no room on n1 at its session (0.25 s)
     c.run(0.25)
     sessions = c.scheduler.sessions
     assert bound_while_busy(c, "p", cpu="16") == 1.0  # placed by the period's session
     assert c.scheduler.sessions - sessions == 1
 
 
-def test_a_pod_filling_its_gang_starts_a_session_settle_later_though_changes_keep_coming():
+def test_a_pod_filling_its_gang_starts_a_session_though_changes_keep_coming():
     c = cluster_at(0.25, 0.25)
-    c.apply([podgroup("g", 2, ns="default"), pod("a", "g", ns="default")])
+    c.apply([podgroup("g", 2, ns="default"), pod("a", "g", ns="default")])  # a session for the new group
     c.run(0.125)
-    c.apply(pod("b", "g", ns="default"))  # fills the gang at 0.375 s
-    assert bound_while_busy(c, "b") == 0.625
+    c.apply(pod("b", "g", ns="default"))  # fills the gang at 0.375 s, 0.125 s after that session
+    assert bound_while_busy(c, "b") == 0.5
 
 
 def test_settle_must_be_positive():

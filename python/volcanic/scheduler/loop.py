@@ -7,12 +7,11 @@ embedded cluster (on its virtual clock) and as `volcanic scheduler` on a real AP
 - A cycle with nothing new since a session that decided nothing is skipped: the engine is
   deterministic, so that session would decide the same nothing again.
 - With `settle` (seconds), a session also starts once the watch has brought nothing new for
-  that long, instead of waiting out the period: a Job's pods are bound a moment after the last
-  one is created, not up to a period later. While the cluster keeps changing, sessions keep
-  Volcano's cadence, except that a new pod that fills its gang up to minMember pods starts a
-  session `settle` seconds later, busy or not (a gang of a burst waits neither for a quiet
-  watch nor for the period). Without it (the embedded cluster's default) sessions run only
-  every period, as Volcano's do.
+  that long, instead of waiting out the period, and as soon as it brings new work, busy or
+  not: a new PodGroup (to enqueue) or a new pod that fills its gang up to minMember pods
+  (to place), at most one such session every `settle` seconds. A Job's pods are bound a
+  moment after the last one is created, not up to a period later. Without it (the embedded
+  cluster's default) sessions run only every period, as Volcano's do.
 - Binds go through the pods/binding call (spec.nodeName and PodScheduled), each recorded as
   a "Scheduled" Event on the pod as Volcano's cache records it. A failed bind is as in
   Volcano's SchedulerCache.Bind (pkg/scheduler/cache/cache.go): the pod gets a
@@ -54,7 +53,7 @@ class SchedulerLoop:
         self.settle = settle
         self.python_hook_budget = python_hook_budget  # kept for the engine of a new configuration
         self._settling = False  # a settle check is queued on the clock
-        self._filled_session = False  # a session for a filled gang is queued on the clock
+        self._work_session = False  # a session for new work is queued on the clock
         self._gangs_filled = 0  # the engine's gangs_filled() the loop has answered
         self._changed_at = self._session_at = float("-inf")
         self.recorder = recorder or Recorder(store, clock.now, SCHEDULER_COMPONENT)
@@ -67,7 +66,7 @@ class SchedulerLoop:
         self.last: Decisions | None = None
         self._dirty = True
         for kind in SCHEDULER_KINDS:
-            informers.add_handler(kind, Handler(on_add=self._upsert, on_update=lambda old, new: self._upsert(new),
+            informers.add_handler(kind, Handler(on_add=self._added, on_update=lambda old, new: self._upsert(new),
                                                 on_delete=self._delete))
         clock.after(0.0, self._cycle)
 
@@ -101,20 +100,30 @@ class SchedulerLoop:
         self._settling = False
         self._session()
 
+    def _added(self, obj: dict) -> None:
+        self._upsert(obj)
+        if obj["kind"] == "PodGroup":
+            self._new_work()
+
     def _upsert(self, obj: dict) -> None:
         self._changed()
         try:
             self.engine.upsert(obj)
         except ValueError as e:  # a malformed object: the engine keeps what it had
             self.informers.errors.append(f"scheduler: {e}")
-        if self.settle is not None and obj["kind"] == "Pod" and self.engine.gangs_filled() != self._gangs_filled:
+        if obj["kind"] == "Pod" and self.engine.gangs_filled() != self._gangs_filled:
             self._gangs_filled = self.engine.gangs_filled()
-            if not self._filled_session:
-                self._filled_session = True
-                self.clock.after(self.settle, self._gang_filled)
+            self._new_work()
 
-    def _gang_filled(self) -> None:
-        self._filled_session = False
+    def _new_work(self) -> None:
+        """With settle: a session once the events in hand are in, at most one every settle."""
+        if self.settle is None or self._work_session:
+            return
+        self._work_session = True
+        self.clock.after(max(0.0, self._session_at + self.settle - self.clock.now()), self._work_arrived)
+
+    def _work_arrived(self) -> None:
+        self._work_session = False
         self._session()
 
     def _delete(self, obj: dict) -> None:
