@@ -83,8 +83,8 @@ class JobActions:
     def forget(self, job: Obj) -> None:
         """Drops what is kept about a deleted job."""
         self._pending_notes.pop(job["metadata"].get("uid", ""), None)
-        self._written.pop(f"{job['metadata']['namespace']}/{job['metadata']['name']}", None)
-        self._unseen.pop(f"{job['metadata']['namespace']}/{job['metadata']['name']}", None)
+        self._written.pop(_key(job), None)
+        self._unseen.pop(_key(job), None)
 
     def observed(self, job_key: str, pod_name: str) -> None:
         """The watch brought a pod of the job: it is the informer's to count from now on."""
@@ -101,11 +101,10 @@ class JobActions:
 
     def written(self, job: Obj) -> None:
         """Remembers the answer to a status write (see _latest)."""
-        self._written[f"{job['metadata']['namespace']}/{job['metadata']['name']}"] = job
+        self._written[_key(job)] = job
 
     def pods_of(self, job: Obj) -> list[Obj]:
-        meta = job["metadata"]
-        return self.ctx.lister.by_index("Pod", "job", f"{meta['namespace']}/{meta['name']}")
+        return self.ctx.lister.by_index("Pod", "job", _key(job))
 
     # KillJob and the targeted kill.
     def kill_job(self, job: Obj, retain: frozenset[str], update: UpdateFn | None = None) -> None:
@@ -312,7 +311,7 @@ class JobActions:
         listing every refused pod, and a SyncError (retried, then TerminateJob); as in
         Volcano, nothing is deleted on that sync."""
         counts = _Counts()
-        key = f"{job['metadata']['namespace']}/{job['metadata']['name']}"
+        key = _key(job)
         existing = {p["metadata"]["name"]: p for p in self.pods_of(job)}
         existing.update((name, pod) for name, pod in self._unseen_pods(key) if name not in existing)
         to_delete: list[Obj] = []
@@ -433,13 +432,17 @@ class JobActions:
         last status write, which the watch may not have brought yet."""
         meta = job["metadata"]
         cached = self.ctx.lister.get("Job", meta["name"], meta["namespace"])
-        written = self._written.get(f"{meta['namespace']}/{meta['name']}")
+        written = self._written.get(_key(job))
         if cached is None or written is None or written["metadata"].get("uid") != cached["metadata"].get("uid"):
             return cached
         return written if _version(written) > _version(cached) else cached
 
     def _now(self) -> str:
         return rfc3339(self.ctx.clock.now())
+
+
+def _key(job: Obj) -> str:
+    return f"{job['metadata']['namespace']}/{job['metadata']['name']}"
 
 
 def _version(obj: Obj) -> int:
