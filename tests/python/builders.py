@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Iterator
 
 
 def node(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110", labels: dict | None = None,
@@ -54,3 +54,14 @@ class StaticLister:
     def list(self, kind: str, namespace: str | None = None) -> list[dict]:
         return [copy.deepcopy(o) for o in self.objs if o["kind"] == kind
                 and (namespace is None or o["metadata"].get("namespace", "default") == namespace)]
+
+
+def walk(doc: Any, path: tuple = ()) -> Iterator[tuple[tuple, Any]]:
+    """(path, value) for the document and every value inside it, depth first."""
+    yield path, doc
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from walk(v, path + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from walk(v, path + (i,))

@@ -10,6 +10,7 @@ import json
 import random
 
 from volcanic.cluster.snapshot import snapshot_lister
+from builders import walk
 
 API = "admission.k8s.io/v1"
 GROUPS = {"Job": "batch.volcano.sh", "Queue": "scheduling.volcano.sh", "PodGroup": "scheduling.volcano.sh",
@@ -143,22 +144,12 @@ PALETTE = [None, True, False, 0, -1, 1, 2**31, 2**63, 10**30, 0.5, -1e300, "", "
 PATH_KINDS = [None, "Job", "Queue", "PodGroup", "Pod"]
 
 
-def _nodes(doc, path=()):
-    yield path, doc
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            yield from _nodes(v, path + (k,))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc):
-            yield from _nodes(v, path + (i,))
-
-
 def mutated_review(rng: random.Random) -> object:
     """A valid review with 1 to 4 random changes, or its serialization truncated or with a
     byte changed, or random bytes; bytes go through rv.parse."""
     doc = copy.deepcopy(rng.choice(BASES))
     for _ in range(rng.randint(1, 4)):
-        path, node = rng.choice(list(_nodes(doc)))
+        path, node = rng.choice(list(walk(doc)))
         if not path:
             continue
         parent = doc

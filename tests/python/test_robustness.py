@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import volcanic
-from builders import node, pod, podgroup, queue
+from builders import node, pod, podgroup, queue, walk
 
 NOW = 1_700_000_000
 
@@ -121,21 +121,11 @@ JUNK = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.
                     max_leaves=8)
 
 
-def _paths(obj, prefix=()):
-    yield prefix
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from _paths(v, prefix + (k,))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from _paths(v, prefix + (i,))
-
-
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(KINDS), st.data(), JUNK)
 def test_mutated_objects_raise_invalid_object_or_schedule(base, data, junk):
     obj = copy.deepcopy(base)
-    paths = [p for p in _paths(obj) if p]
+    paths = [p for p, _ in walk(obj) if p]
     path = data.draw(st.sampled_from(paths))
     target = obj
     for step in path[:-1]:
