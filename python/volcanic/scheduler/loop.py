@@ -101,9 +101,15 @@ class SchedulerLoop:
         self._session()
 
     def _added(self, obj: dict) -> None:
+        """Only a new PodGroup, or a new pod (which alone can fill its gang), is new work."""
         self._upsert(obj)
         if obj["kind"] == "PodGroup":
             self._new_work()
+        elif obj["kind"] == "Pod":
+            filled = self.engine.gangs_filled()
+            if filled != self._gangs_filled:
+                self._gangs_filled = filled
+                self._new_work()
 
     def _upsert(self, obj: dict) -> None:
         self._changed()
@@ -111,9 +117,6 @@ class SchedulerLoop:
             self.engine.upsert(obj)
         except ValueError as e:  # a malformed object: the engine keeps what it had
             self.informers.errors.append(f"scheduler: {e}")
-        if obj["kind"] == "Pod" and self.engine.gangs_filled() != self._gangs_filled:
-            self._gangs_filled = self.engine.gangs_filled()
-            self._new_work()
 
     def _new_work(self) -> None:
         """With settle: a session once the events in hand are in, at most one every settle."""
