@@ -158,11 +158,8 @@ class MemoryStore:
     def create_many(self, objs: list[Obj]) -> list[Obj | Exception]:
         return one_by_one(self.create, objs)
 
-    def bind_many(self, binds: list[tuple[str, str, str]]) -> list[Obj | Exception]:
-        return one_by_one(self.bind, binds)
-
-    def update_status_many(self, objs: list[Obj]) -> list[Obj | Exception]:
-        return one_by_one(self.update_status, objs)
+    def bind_async(self, namespace: str, name: str, node: str) -> Future[Obj]:
+        return done(self.bind, (namespace, name, node))
 
     def update_status_async(self, obj: Obj) -> Future[Obj]:
         return done(self.update_status, obj)

@@ -19,6 +19,13 @@ def label(obj: Obj, name: str) -> str | None:
     return (obj["metadata"].get("labels") or {}).get(name)
 
 
+def resource_version(obj: Obj) -> int | None:
+    """resourceVersion as a number (etcd's revision, the embedded store's counter), to tell
+    which of two versions of an object is newer; None when it is not a number."""
+    version = obj["metadata"].get("resourceVersion")
+    return int(version) if isinstance(version, str) and version.isdigit() else None
+
+
 def describe(obj: Obj) -> str:
     """"Kind ns/name" (or "Kind name"), for messages; never raises on a malformed object."""
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}

@@ -44,8 +44,18 @@ class Watch:
         return events
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Blocks until an event is there or `timeout` seconds passed; True if one is."""
-        return bool(self._events) or self._ready.wait(timeout)
+        """Blocks until an event is there, wake() is called or `timeout` seconds passed; True
+        if an event is there."""
+        if self._events:
+            return True
+        self._ready.wait(timeout)
+        if not self._events:  # woken without events: the next wait blocks again
+            self._ready.clear()
+        return bool(self._events)
+
+    def wake(self) -> None:
+        """Ends a wait() without an event (a background write the reader waits for is done)."""
+        self._ready.set()
 
 
 class Store(Protocol):
@@ -63,13 +73,12 @@ class Store(Protocol):
     def delete(self, kind: str, name: str, namespace: str | None = None,
                uid: str | None = None) -> None: ...
     def watch(self, kinds: Iterable[str] | None = None) -> Watch: ...
-    # Batches, as Volcano's controllers and scheduler send them: a real API server's store
-    # sends them concurrently. Each item's result, or the exception it raised, in order.
+    # A batch of creates, as Volcano's job controller creates a job's pods: a real API
+    # server's store sends them concurrently. Each item's result, or the exception it raised.
     def create_many(self, objs: list[Obj]) -> list[Obj | Exception]: ...
-    def bind_many(self, binds: list[tuple[str, str, str]]) -> list[Obj | Exception]: ...
-    def update_status_many(self, objs: list[Obj]) -> list[Obj | Exception]: ...
-    # A status write the caller need not wait for: a real API server's store sends it in the
-    # background; the embedded store writes it at once and returns it done.
+    # Writes the caller need not wait for (the scheduler's binds and status writes): a real API
+    # server's store sends them in the background; the embedded store at once, returning them done.
+    def bind_async(self, namespace: str, name: str, node: str) -> Future[Obj]: ...
     def update_status_async(self, obj: Obj) -> Future[Obj]: ...
 
 

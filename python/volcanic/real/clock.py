@@ -18,7 +18,9 @@ class WallClock:
         self._timers: list[Timer] = []
         self._seq = 0
         self._lock = threading.Lock()
-        self.wakeup = threading.Event()
+        # Called by after(): a daemon's loop sets it to end its wait, so that a timer another
+        # thread queues (a background write's answer) runs at once, not when the wait times out.
+        self.on_timer: Callable[[], None] = lambda: None
 
     def now(self) -> float:
         return time.time()
@@ -28,7 +30,7 @@ class WallClock:
             self._seq += 1
             timer = Timer(time.time() + max(0.0, delay), self._seq, fn)
             heapq.heappush(self._timers, timer)
-        self.wakeup.set()
+        self.on_timer()
         return timer
 
     def run_due(self) -> float:

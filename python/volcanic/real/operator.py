@@ -41,7 +41,7 @@ from volcanic.controllers.runtime import INDEXES, Context, Runner
 from volcanic.kube.errors import StoreError
 from volcanic.kube.informers import Informers
 from volcanic.kube.kinds import kind_named
-from volcanic.kube.objects import key_of
+from volcanic.kube.objects import key_of, resource_version
 from volcanic.kube.store import Watch
 from volcanic.real.clock import WallClock
 from volcanic.real.events import BackgroundEvents
@@ -149,6 +149,7 @@ class ControllerManager:
         self.clock = WallClock()
         self.source = KopfSource(store)
         self.informers = Informers(self.source, KINDS, INDEXES)
+        self.clock.on_timer = self.source.feed.wake
         ctx = Context(store=store, lister=self.informers, clock=self.clock,
                       extra={"event_sink": BackgroundEvents(store)})
         self.runner = Runner(self.informers, [JobController(ctx), PodGroupController(ctx),
@@ -209,7 +210,5 @@ class ControllerManager:
 
 
 def _older(obj: dict, version: str) -> bool:
-    try:
-        return int(obj["metadata"].get("resourceVersion") or 0) <= int(version)
-    except ValueError:
-        return False
+    cached = resource_version(obj)
+    return cached is not None and version.isdigit() and cached <= int(version)

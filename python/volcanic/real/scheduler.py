@@ -4,7 +4,7 @@ The same SchedulerLoop as the embedded cluster's, on the wall clock: informers f
 list+watch of the kinds the engine reads (re-listing on 410 Gone and after disconnects),
 one session per period once the caches are synced (and one as soon as the watch has been
 quiet for `settle` seconds, so new work waits a fraction of a period), binds through
-pods/binding (sent concurrently), evictions, PodGroup and Queue status, PodScheduled=False
+pods/binding (sent in the background), evictions, PodGroup and Queue status, PodScheduled=False
 conditions, Events (sent in the background) and Volcano's scheduler metrics. A failed bind
 is handled as Volcano's cache does (see volcanic.scheduler.loop).
 
@@ -70,6 +70,7 @@ class SchedulerDaemon:
         self.health = health or Health()
         self.clock = WallClock()
         self.informers = Informers(store, SCHEDULER_KINDS)
+        self.clock.on_timer = self.informers.watch.wake
         recorder = Recorder(BackgroundEvents(store), self.clock.now, SCHEDULER_COMPONENT)
         settle = SETTLE if settle is None else settle  # 0: only every period
         self.loop = SchedulerLoop(store, self.informers, self.clock, self.conf.text(), period, recorder,
@@ -87,6 +88,7 @@ class SchedulerDaemon:
             self.health.beat("scheduler")
             self.informers.watch.wait(self.clock.run_due())
             self.informers.pump()
+            self.loop.collect()
             self._log_errors()
 
     def _log_errors(self) -> None:

@@ -83,11 +83,8 @@ class KubeStore:
         """Sent concurrently; each created object, or the error its create raised, in order."""
         return self._concurrently(self.create, objs)
 
-    def bind_many(self, binds: list[tuple[str, str, str]]) -> list[Obj | Exception]:
-        return self._concurrently(self.bind, binds)
-
-    def update_status_many(self, objs: list[Obj]) -> list[Obj | Exception]:
-        return self._concurrently(self.update_status, objs)
+    def bind_async(self, namespace: str, name: str, node: str) -> Future[Obj]:
+        return self._pool.submit(self.bind, namespace, name, node)
 
     def update_status_async(self, obj: Obj) -> Future[Obj]:
         return self._pool.submit(self.update_status, obj)

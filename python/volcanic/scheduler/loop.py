@@ -12,6 +12,11 @@ embedded cluster (on its virtual clock) and as `volcanic scheduler` on a real AP
   (to place), at most one such session every `settle` seconds. A Job's pods are bound a
   moment after the last one is created, not up to a period later. Without it (the embedded
   cluster's default) sessions run only every period, as Volcano's do.
+- Binds and status writes are sent without waiting for their answers (Volcano binds in the
+  background too; status writes go through volcanic.kube.status_writes, one out per object,
+  the latest winning); collect() handles the answers as they come, at the next session or
+  when the daemon's wait is woken. On the embedded store they are answered at once, within
+  the session that sent them.
 - Binds go through the pods/binding call (spec.nodeName and PodScheduled), each recorded as
   a "Scheduled" Event on the pod as Volcano's cache records it. A failed bind is as in
   Volcano's SchedulerCache.Bind (pkg/scheduler/cache/cache.go): the pod gets a
@@ -26,7 +31,8 @@ embedded cluster (on its virtual clock) and as `volcanic scheduler` on a real AP
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import deque
+from concurrent.futures import Future
 import logging
 import time
 from typing import Any, Callable
@@ -36,7 +42,8 @@ from volcanic.kube.clock import Clock, rfc3339
 from volcanic.kube.errors import StoreError
 from volcanic.kube.events import Recorder
 from volcanic.kube.informers import Handler, Informers
-from volcanic.kube.objects import clone
+from volcanic.kube.objects import clone, describe
+from volcanic.kube.status_writes import StatusWrite, StatusWrites
 from volcanic.kube.store import Store
 from volcanic.scheduler.engine import SCHEDULER_KINDS, Decisions, Scheduler
 
@@ -65,6 +72,9 @@ class SchedulerLoop:
         self.seconds: dict[str, float] = {"session": 0.0}  # wall seconds, per action and in all
         self.last: Decisions | None = None
         self._dirty = True
+        self._answered: deque[tuple[str, str, Future]] = deque()  # bind answers: ("ns/pod", node, answer)
+        self._failed_binds = 0  # failed binds collected since the last session
+        self._status = StatusWrites(store, wake=informers.watch.wake)
         for kind in SCHEDULER_KINDS:
             informers.add_handler(kind, Handler(on_add=self._added, on_update=lambda old, new: self._upsert(new),
                                                 on_delete=self._delete))
@@ -140,6 +150,7 @@ class SchedulerLoop:
 
     def _session(self) -> None:
         self.informers.pump()
+        self.collect()
         if not self._dirty:
             return
         self._dirty = False
@@ -161,28 +172,58 @@ class SchedulerLoop:
         self.last = d
         if d.binds or d.evictions or d.deferred:
             self._dirty = True
-        failed = self._bind(d)
+        self._bind(d)
         self._evict(d)
-        self._write_statuses(d, failed)
+        self._write_statuses(d)
+        self.collect()  # on the embedded store, every write is answered already
+        failed, self._failed_binds = self._failed_binds, 0
         if self.on_session is not None:
-            self.on_session(d, time.perf_counter() - start, len(failed))
+            self.on_session(d, time.perf_counter() - start, failed)
 
-    def _bind(self, d: Decisions) -> list[tuple[dict | None, str]]:
-        """Sends the session's binds; returns the pods whose bind failed (None for a pod no
-        longer cached), each with why."""
-        binds = [(*key.split("/", 1), node) for key, node in d.binds.items()]
-        failed = []
-        for (namespace, name, node), result in zip(binds, self.store.bind_many(binds)):
-            if isinstance(result, Exception) and not isinstance(result, StoreError):
-                raise result
-            pod = self.informers.get("Pod", name, namespace)
+    def collect(self) -> None:
+        """Handles the answers to earlier sessions' binds and status writes that came in."""
+        while self._answered:
+            if not self._bound(*self._answered.popleft()):
+                self._failed_binds += 1
+        for write, result in self._status.collect():
             if isinstance(result, StoreError):
-                log.info("scheduler: bind of %s/%s to %s failed: %s", namespace, name, node, result)
-                self.engine.forget(f"{namespace}/{name}")
-                failed.append((pod, f"failed to bind to node {node}: {result}"))
-            elif pod is not None:
-                self.recorder.event(pod, "Normal", "Scheduled", f"Successfully assigned {namespace}/{name} to {node}")
-        return failed
+                log.info("scheduler: status of %s not written: %s", describe(write.obj), result)
+            elif isinstance(result, Exception):
+                raise result
+            elif write.warning is not None:
+                self.recorder.event(write.obj, "Warning", "FailedScheduling", write.warning)
+
+    def _bind(self, d: Decisions) -> None:
+        """Sends the session's binds without waiting for them (Volcano binds in the background
+        too); collect() handles each answer."""
+        for key, node in d.binds.items():
+            namespace, name = key.split("/", 1)
+            self.store.bind_async(namespace, name, node).add_done_callback(
+                lambda answer, key=key, node=node: self._answer(key, node, answer))
+
+    def _answer(self, key: str, node: str, answer: Future) -> None:
+        """From the thread that got the answer: queue it for collect(), wake the loop."""
+        self._answered.append((key, node, answer))
+        self.informers.watch.wake()
+
+    def _bound(self, key: str, node: str, future: Future) -> bool:
+        """A bind's answer: a Scheduled Event, or, for a failed bind, the placement forgotten
+        and the pod's condition written (Volcano's resyncTask); False for a failed one."""
+        error = future.exception()
+        if error is not None and not isinstance(error, StoreError):
+            raise error
+        namespace, name = key.split("/", 1)
+        pod = self.informers.get("Pod", name, namespace)
+        if error is None:
+            if pod is not None:
+                self.recorder.event(pod, "Normal", "Scheduled", f"Successfully assigned {key} to {node}")
+            return True
+        log.info("scheduler: bind of %s to %s failed: %s", key, node, error)
+        if pod is not None:  # else deleted meanwhile: the engine has dropped it already
+            self.engine.forget(key)
+            self._dirty = True
+            self._unschedulable(pod, "SchedulerError", f"failed to bind to node {node}: {error}")
+        return False
 
     def _evict(self, d: Decisions) -> None:
         now = rfc3339(self.clock.now())
@@ -204,52 +245,35 @@ class SchedulerLoop:
                 log.info("scheduler: eviction of %s failed: %s", key, e)
                 self.engine.forget(key)
 
-    def _write_statuses(self, d: Decisions, failed_binds: list[tuple[dict | None, str]]) -> None:
-        """PodGroup and Queue status and the PodScheduled=False conditions, sent as one
-        concurrent batch (Volcano's job updater writes them from 16 workers); a write that
-        fails (the object changed meanwhile) is made again by the next session that decides it."""
-        writes: list[_StatusWrite] = []
+    def _write_statuses(self, d: Decisions) -> None:
+        """PodGroup and Queue status and the PodScheduled=False conditions, sent in the
+        background (Volcano's job updater writes them from 16 workers); a write that fails (the
+        object changed meanwhile) is made again by the next session that decides it."""
         for key, status in d.podgroups.items():
             namespace, name = key.split("/", 1)
             pg = self.informers.get("PodGroup", name, namespace)
             if pg is not None:
-                writes.append(_StatusWrite(dict(pg, status=dict(pg.get("status") or {}, **status))))
+                self._status.write(StatusWrite(dict(pg, status=dict(pg.get("status") or {}, **status))))
         for name, status in d.queues.items():
             q = self.informers.get("Queue", name)
             if q is not None:
-                writes.append(_StatusWrite(dict(q, status=dict(q.get("status") or {}, allocated=status["allocated"]))))
-        unschedulable = [(pod, "SchedulerError", message) for pod, message in failed_binds if pod is not None]
+                self._status.write(StatusWrite(dict(q, status=dict(q.get("status") or {},
+                                                                   allocated=status["allocated"]))))
         for key, message in d.unschedulable.items():
             namespace, name = key.split("/", 1)
             pod = self.informers.get("Pod", name, namespace)
             if pod is not None:
-                unschedulable.append((pod, "Unschedulable", message))
-        writes += [w for w in (self._unschedulable(*u) for u in unschedulable) if w is not None]
-        for write, result in zip(writes, self.store.update_status_many([w.obj for w in writes])):
-            if isinstance(result, Exception) and not isinstance(result, StoreError):
-                raise result
-            if isinstance(result, StoreError):
-                meta = write.obj["metadata"]
-                log.info("scheduler: status of %s %s not written: %s", write.obj["kind"],
-                         "/".join(filter(None, (meta.get("namespace"), meta["name"]))), result)
-            elif write.warning is not None:
-                self.recorder.event(write.obj, "Warning", "FailedScheduling", write.warning)
+                self._unschedulable(pod, "Unschedulable", message)
 
-    def _unschedulable(self, pod: dict, reason: str, message: str) -> "_StatusWrite | None":
+    def _unschedulable(self, pod: dict, reason: str, message: str) -> None:
         """PodScheduled=False with `reason` and `message`, and a FailedScheduling Warning once
         written, unless the pod says so already (Volcano's taskUnschedulable)."""
         status = pod.get("status") or {}
         conds = status.get("conditions") or []
         if any(c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason") == reason
                and c.get("message") == message for c in conds):
-            return None
+            return
         new = [c for c in conds if c.get("type") != "PodScheduled"]
         new.append({"type": "PodScheduled", "status": "False", "reason": reason, "message": message,
                     "lastTransitionTime": rfc3339(self.clock.now())})
-        return _StatusWrite(dict(pod, status=dict(status, conditions=new)), warning=message)
-
-
-@dataclass
-class _StatusWrite:
-    obj: dict                   # the object with the status to write
-    warning: str | None = None  # a FailedScheduling Warning to record once it is written
+        self._status.write(StatusWrite(dict(pod, status=dict(status, conditions=new)), warning=message))

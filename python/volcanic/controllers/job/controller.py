@@ -96,6 +96,7 @@ class JobController(Controller):
         self._queued_at: dict[Request, int] = {}
         self._synced_at: dict[str, int] = {}
         self._writes: dict[str, _Write] = {}  # job key -> the status write of its last SyncJob
+        self._parked: dict[str, list[Request]] = {}  # job key -> requests waiting for its write
 
     def handlers(self) -> dict[str, Handler]:
         return {"Job": Handler(self._job_added, self._job_updated, self._job_deleted),
@@ -243,13 +244,17 @@ class JobController(Controller):
 
     def process(self, request: Hashable) -> None:
         if isinstance(request, tuple):
-            if request[0] == "write":
-                self._collect_write(request[1])
+            if request[0] == "write":  # a write was answered (a later one may be out by now)
+                if not self._write_out(request[1]):
+                    self._collect_write(request[1])
             else:
                 self._consume_command(*request[1:])
             return
         req: Request = request
-        self._collect_write(req.job_key)  # a job's actions run one after another, writes included
+        if req.job_key in self._parked or self._write_out(req.job_key):
+            self._park(req)
+            return
+        self._collect_write(req.job_key)
         queued = self._queued_at.pop(req, None)
         self._cancel_on_pod_event(req)
         job = self.ctx.lister.get("Job", req.job_name, req.namespace)
@@ -303,17 +308,31 @@ class JobController(Controller):
         key = req.job_key
         write.add_done_callback(lambda _: self.ctx.clock.after(0.0, lambda: self.queue.add(("write", key))))
 
+    def _write_out(self, job_key: str) -> bool:
+        write = self._writes.get(job_key)
+        return write is not None and not write.future.done()
+
+    def _park(self, req: Request) -> None:
+        """A job's actions run one after another, its status writes included: a request for a
+        job whose write is out waits for it aside, and the controller goes on with other jobs
+        (one slow write must not hold up every job's pods)."""
+        self._parked.setdefault(req.job_key, []).append(req)
+        if not self._write_out(req.job_key):
+            self._collect_write(req.job_key)
+
     def _collect_write(self, job_key: str) -> None:
-        """Waits for the job's status write, if one is out; a failed one requeues its request."""
+        """Takes the answer to the job's status write, if one was out (a failed one requeues its
+        request), then queues again, in order, the requests that waited for it."""
         write = self._writes.pop(job_key, None)
-        if write is None:
-            return
-        try:
-            self.actions.written(write.future.result())
-        except RETRIABLE as e:
-            self._requeue(write.req, write.job, write.action, e)
-            return
-        self._done(write.req, write.action)
+        if write is not None:
+            try:
+                self.actions.written(write.future.result())
+            except RETRIABLE as e:
+                self._requeue(write.req, write.job, write.action, e)
+            else:
+                self._done(write.req, write.action)
+        for req in self._parked.pop(job_key, []):
+            self.queue.add(req)
 
     def _consume_command(self, namespace: str, name: str) -> None:
         cmd = self.ctx.lister.get("Command", name, namespace)

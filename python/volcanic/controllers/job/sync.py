@@ -25,7 +25,7 @@ from volcanic.controllers.keys import OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
 from volcanic.controllers.runtime import Context
 from volcanic.kube.clock import rfc3339, seconds_of
 from volcanic.kube.errors import AdmissionError, AlreadyExists, InvalidObject, NotFound, StoreError
-from volcanic.kube.objects import Obj, clone
+from volcanic.kube.objects import Obj, clone, resource_version
 
 UpdateFn = Callable[[dict], bool]  # changes status in place; True when the phase changed
 RETAIN_NONE: frozenset[str] = frozenset()
@@ -435,7 +435,7 @@ class JobActions:
         written = self._written.get(_key(job))
         if cached is None or written is None or written["metadata"].get("uid") != cached["metadata"].get("uid"):
             return cached
-        return written if _version(written) > _version(cached) else cached
+        return written if (resource_version(written) or 0) > (resource_version(cached) or 0) else cached
 
     def _now(self) -> str:
         return rfc3339(self.ctx.clock.now())
@@ -443,14 +443,6 @@ class JobActions:
 
 def _key(job: Obj) -> str:
     return f"{job['metadata']['namespace']}/{job['metadata']['name']}"
-
-
-def _version(obj: Obj) -> int:
-    """resourceVersion as a number (etcd's revisions, and the embedded store's counter)."""
-    try:
-        return int(obj["metadata"].get("resourceVersion") or 0)
-    except ValueError:
-        return 0
 
 
 class _Counts:
