@@ -53,9 +53,10 @@ class StatusWrites:
             key, future = self._answered.popleft()
             write = self._out.pop(key)
             error = future.exception()
+            answer = error if error is not None else future.result()
             if error is None:
-                self._remember(key, future.result())
-            results.append((write, future.result() if error is None else error))
+                self._remember(key, answer)
+            results.append((write, answer))
             waiting = self._waiting.pop(key, None)
             if waiting is not None:
                 self._send(key, waiting)

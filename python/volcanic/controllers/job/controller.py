@@ -21,7 +21,7 @@ from volcanic.controllers.job import state
 from volcanic.controllers.job.plugins import PluginError
 from volcanic.controllers.job.plugins.common import task_named
 from volcanic.controllers.job.policy import Request, apply_policies
-from volcanic.controllers.job.sync import JobActions, SyncError, Target
+from volcanic.controllers.job.sync import JobActions, SyncError, Target, job_key
 from volcanic.controllers.keys import JOB_API_VERSION, JOB_NAME, JOB_VERSION, OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
 from volcanic.controllers.runtime import Context, Controller
 from volcanic.kube.clock import Timer
@@ -120,7 +120,7 @@ class JobController(Controller):
             self._enqueue(self._job_request(new, "OutOfSync"))
 
     def _job_deleted(self, job: Obj) -> None:
-        key = f"{job['metadata']['namespace']}/{job['metadata']['name']}"
+        key = job_key(job)
         self._synced_at.pop(key, None)
         for waiting in self._delayed.pop(key, {}).values():
             if waiting.timer is not None:

@@ -83,16 +83,16 @@ class JobActions:
     def forget(self, job: Obj) -> None:
         """Drops what is kept about a deleted job."""
         self._pending_notes.pop(job["metadata"].get("uid", ""), None)
-        self._written.pop(_key(job), None)
-        self._unseen.pop(_key(job), None)
+        self._written.pop(job_key(job), None)
+        self._unseen.pop(job_key(job), None)
 
-    def observed(self, job_key: str, pod_name: str) -> None:
-        """The watch brought a pod of the job: it is the informer's to count from now on."""
-        unseen = self._unseen.get(job_key)
+    def observed(self, key: str, pod_name: str) -> None:
+        """The watch brought a pod of job `key`: it is the informer's to count from now on."""
+        unseen = self._unseen.get(key)
         if unseen is not None:
             unseen.pop(pod_name, None)
             if not unseen:
-                del self._unseen[job_key]
+                del self._unseen[key]
 
     def take_write(self) -> Future[Obj] | None:
         """The status write the last SyncJob started and did not wait for, if it wrote."""
@@ -101,10 +101,10 @@ class JobActions:
 
     def written(self, job: Obj) -> None:
         """Remembers the answer to a status write (see _latest)."""
-        self._written[_key(job)] = job
+        self._written[job_key(job)] = job
 
     def pods_of(self, job: Obj) -> list[Obj]:
-        return self.ctx.lister.by_index("Pod", "job", _key(job))
+        return self.ctx.lister.by_index("Pod", "job", job_key(job))
 
     # KillJob and the targeted kill.
     def kill_job(self, job: Obj, retain: frozenset[str], update: UpdateFn | None = None) -> None:
@@ -311,7 +311,7 @@ class JobActions:
         listing every refused pod, and a SyncError (retried, then TerminateJob); as in
         Volcano, nothing is deleted on that sync."""
         counts = _Counts()
-        key = _key(job)
+        key = job_key(job)
         existing = {p["metadata"]["name"]: p for p in self.pods_of(job)}
         existing.update((name, pod) for name, pod in self._unseen_pods(key) if name not in existing)
         to_delete: list[Obj] = []
@@ -354,9 +354,9 @@ class JobActions:
                 counts.terminating += 1
         return counts
 
-    def _unseen_pods(self, job_key: str) -> list[tuple[str, Obj]]:
-        """The job's pods created but not brought by the watch yet, lapsed ones dropped."""
-        unseen = self._unseen.get(job_key, {})
+    def _unseen_pods(self, key: str) -> list[tuple[str, Obj]]:
+        """Job `key`'s pods created but not brought by the watch yet, lapsed ones dropped."""
+        unseen = self._unseen.get(key, {})
         for name in [n for n, (created, _) in unseen.items() if self.ctx.clock.now() - created > UNSEEN_SECONDS]:
             del unseen[name]
         return [(name, pod) for name, (_, pod) in unseen.items()]
@@ -432,7 +432,7 @@ class JobActions:
         last status write, which the watch may not have brought yet."""
         meta = job["metadata"]
         cached = self.ctx.lister.get("Job", meta["name"], meta["namespace"])
-        written = self._written.get(_key(job))
+        written = self._written.get(job_key(job))
         if cached is None or written is None or written["metadata"].get("uid") != cached["metadata"].get("uid"):
             return cached
         return written if (resource_version(written) or 0) > (resource_version(cached) or 0) else cached
@@ -441,7 +441,8 @@ class JobActions:
         return rfc3339(self.ctx.clock.now())
 
 
-def _key(job: Obj) -> str:
+def job_key(job: Obj) -> str:
+    """"namespace/name", the key a job's requests and pods are filed under."""
     return f"{job['metadata']['namespace']}/{job['metadata']['name']}"
 
 
