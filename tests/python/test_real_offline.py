@@ -143,7 +143,7 @@ def test_health_and_metrics_endpoints():
     registry, health = CollectorRegistry(), serving.Health()
     metrics = SchedulerMetrics(registry)
     metrics.observe(Decisions(binds={"ns/a": "n1", "ns/b": "n2"}, unschedulable={"ns/c": "no room"},
-                              queues={"default": {"allocated": {"cpu": "1500m", "memory": "1Gi"}}}), 0.01, 1)
+                              queues={"default": {"allocated": {"cpu": "1500m", "memory": "1Gi"}}}), 0.01, 1, 1)
     server = serving.serve("127.0.0.1:0", registry, health)
     url = f"http://127.0.0.1:{server.server_address[1]}"
     try:

@@ -36,11 +36,13 @@ class SchedulerMetrics:
         self.queue_memory = Gauge("volcano_queue_allocated_memory_bytes", "Allocated memory for one queue",
                                   ["queue_name"], registry=registry)
 
-    def observe(self, d: Decisions, seconds: float, failed_binds: int) -> None:
+    def observe(self, d: Decisions, seconds: float, bound: int, failed_binds: int) -> None:
+        """A session's decisions and seconds; `bound` and `failed_binds` count the binds
+        answered since the session before (binds are answered in the background)."""
         self.e2e.observe(seconds * 1000)
         for action, s in d.action_seconds.items():
             self.action.labels(action).observe(s * 1e6)
-        self.attempts.labels("scheduled").inc(len(d.binds) - failed_binds)
+        self.attempts.labels("scheduled").inc(bound)
         self.attempts.labels("error").inc(failed_binds)
         self.attempts.labels("unschedulable").inc(len(d.unschedulable))
         self.victims.inc(len(d.evictions))

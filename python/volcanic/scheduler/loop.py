@@ -64,16 +64,17 @@ class SchedulerLoop:
         self._gangs_filled = 0  # the engine's gangs_filled() the loop has answered
         self._changed_at = self._session_at = float("-inf")
         self.recorder = recorder or Recorder(store, clock.now, SCHEDULER_COMPONENT)
-        # Called after each session with its decisions, its wall seconds (writes included) and
-        # how many of its binds failed.
-        self.on_session: Callable[[Decisions, float, int], None] | None = None
+        # Called after each session with its decisions, its wall seconds (the writes are sent,
+        # not answered, by then) and the binds answered since the session before it: how many
+        # succeeded and how many failed (binds are answered in the background).
+        self.on_session: Callable[[Decisions, float, int, int], None] | None = None
         self.engine = Scheduler(conf, python_hook_budget=python_hook_budget)
         self.sessions = 0
         self.seconds: dict[str, float] = {"session": 0.0}  # wall seconds, per action and in all
         self.last: Decisions | None = None
         self._dirty = True
         self._answered: deque[tuple[str, str, Future]] = deque()  # bind answers: ("ns/pod", node, answer)
-        self._failed_binds = 0  # failed binds collected since the last session
+        self._binds_answered = [0, 0]  # binds collected since the last session: succeeded, failed
         self._status = StatusWrites(store, wake=informers.watch.wake)
         for kind in SCHEDULER_KINDS:
             informers.add_handler(kind, Handler(on_add=self._added, on_update=lambda old, new: self._upsert(new),
@@ -176,15 +177,14 @@ class SchedulerLoop:
         self._evict(d)
         self._write_statuses(d)
         self.collect()  # on the embedded store, every write is answered already
-        failed, self._failed_binds = self._failed_binds, 0
+        (bound, failed), self._binds_answered = self._binds_answered, [0, 0]
         if self.on_session is not None:
-            self.on_session(d, time.perf_counter() - start, failed)
+            self.on_session(d, time.perf_counter() - start, bound, failed)
 
     def collect(self) -> None:
         """Handles the answers to earlier sessions' binds and status writes that came in."""
         while self._answered:
-            if not self._bound(*self._answered.popleft()):
-                self._failed_binds += 1
+            self._binds_answered[0 if self._bound(*self._answered.popleft()) else 1] += 1
         for write, result in self._status.collect():
             if isinstance(result, StoreError):
                 log.info("scheduler: status of %s not written: %s", describe(write.obj), result)
