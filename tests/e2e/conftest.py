@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ import yaml
 from volcanic.real.client import KubeClient
 from volcanic.real.deployments import DEFAULT_CONF
 from volcanic.real.devcluster.cluster import DevCluster
+from volcanic.real.devcluster.ports import free_port
 from volcanic.real.store import KubeStore
 
 
@@ -89,12 +89,6 @@ def env(tmp_path_factory):
         e.stop(p)
     e.store.close()
     cluster.down()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def metric(port: int, name: str, labels: str = "") -> float:

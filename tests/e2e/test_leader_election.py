@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import time
 
-from conftest import free_port, metric
+from conftest import metric
 
 from volcanic.real.devcluster.cluster import KWOK_TOLERATION
+from volcanic.real.devcluster.ports import free_ports
 
 
 def plain_pods(namespace, prefix, count):
@@ -24,7 +25,7 @@ def test_two_elected_schedulers_never_both_bind(env, up, namespace):
     up.stop()  # its scheduler is not elected: it would bind too
     try:
         env.volcanic("controller-manager")
-        ports = [free_port(), free_port()]
+        ports = free_ports(2)
         first = env.volcanic("scheduler", "--leader-elect", "--metrics-address", f"127.0.0.1:{ports[0]}")
         env.wait_logged(first, "volcano: leading as")
         second = env.volcanic("scheduler", "--leader-elect", "--metrics-address", f"127.0.0.1:{ports[1]}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import socket
 import urllib.error
 import urllib.request
 
@@ -16,6 +17,7 @@ from volcanic.kube.errors import AdmissionError, AlreadyExists, Conflict, Invali
 from volcanic.kube.informers import Handler, Informers
 from volcanic.kube.store import Watch
 from volcanic.real.client import api_error, kubeconfig_path
+from volcanic.real.devcluster import ports
 from volcanic.real.install import render
 from volcanic.real import serving
 from volcanic.real.manifests import RULES, crds
@@ -232,3 +234,18 @@ def test_leader_election_follows_client_gos_rules(monkeypatch):
     assert not a._try()                        # a sees b's record change: b holds it
     b._release()
     assert a._try()                            # handed back: no waiting
+
+
+def test_free_ports_stay_out_of_the_range_outgoing_connections_use(monkeypatch):
+    """A port from the ephemeral range can be taken by a connection before its listener starts
+    (a CI run's webhook failed with EADDRINUSE); free ports come from below that range and
+    skip ports someone listens on."""
+    low = ports._ephemeral_low()
+    picked = ports.free_ports(5)
+    assert len(set(picked)) == 5 and all(low - ports._SPAN <= p < low for p in picked)
+    with socket.create_server(("127.0.0.1", picked[0])):
+        monkeypatch.setattr(ports, "_ephemeral_low", lambda: picked[0] + 2)
+        monkeypatch.setattr(ports, "_SPAN", 2)
+        assert ports.free_ports(1) == [picked[0] + 1]
+        with pytest.raises(OSError, match="no 2 free ports"):
+            ports.free_ports(2)

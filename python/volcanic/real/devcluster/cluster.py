@@ -22,11 +22,12 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
 from typing import Callable
+
+from .ports import free_ports
 
 import yaml
 
@@ -166,7 +167,7 @@ class DevCluster:
         path = self.dir / "ports.json"
         if path.exists():
             return json.loads(path.read_text())
-        ports = dict(zip(("etcd", "etcd_peer", "apiserver", "kwok"), _free_ports(4)))
+        ports = dict(zip(("etcd", "etcd_peer", "apiserver", "kwok"), free_ports(4)))
         path.write_text(json.dumps(ports))
         return ports
 
@@ -238,17 +239,6 @@ class DevCluster:
         if stages.exists():
             args += ["--config", str(stages)]
         return args
-
-
-def _free_ports(count: int) -> list[int]:
-    socks = [socket.socket() for _ in range(count)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def _kill(pid: int, timeout: float = 3.0) -> None:
