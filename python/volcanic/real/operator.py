@@ -43,6 +43,7 @@ from volcanic.kube.informers import Informers
 from volcanic.kube.kinds import kind_named
 from volcanic.kube.objects import key_of, resource_version
 from volcanic.kube.store import Watch
+from volcanic.real import heap
 from volcanic.real.clock import WallClock
 from volcanic.real.events import BackgroundEvents
 from volcanic.real.metrics import ControllerMetrics
@@ -165,6 +166,7 @@ class ControllerManager:
         thread.start()
         try:
             log.info("controller-manager: caches synced; controllers started")
+            heap.started()
             self.clock.after(RESYNC, self._resync)
             while not stop.is_set() and thread.is_alive():
                 self.health.beat("controller-manager")

@@ -24,6 +24,7 @@ from prometheus_client import CollectorRegistry
 from volcanic.errors import ConfigError
 from volcanic.kube.events import Recorder
 from volcanic.kube.informers import Informers
+from volcanic.real import heap
 from volcanic.real.clock import WallClock
 from volcanic.real.events import BackgroundEvents
 from volcanic.real.metrics import SchedulerMetrics
@@ -84,6 +85,7 @@ class SchedulerDaemon:
             if stop.is_set():
                 return
         log.info("scheduler: caches synced; scheduling every %.1f s", self.loop.period)
+        heap.started()
         while not stop.is_set():
             self.health.beat("scheduler")
             self.informers.watch.wait(self.clock.run_due())
