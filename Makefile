@@ -6,7 +6,7 @@
 PYTHON ?= python3
 PRESET ?= medium
 APT_PACKAGES := g++ cmake ninja-build libabsl-dev nlohmann-json3-dev catch2
-PY_PACKAGES := pybind11 scikit-build-core PyYAML pytest hypothesis cryptography kubernetes kopf prometheus-client orjson import-linter
+PY_PACKAGES := pybind11 scikit-build-core PyYAML pytest hypothesis cryptography kubernetes kopf prometheus-client orjson pycurl import-linter
 CPP_BUILD := build/cpp
 
 .PHONY: run test e2e bench deps install cpp-test py-test clean

@@ -1,19 +1,22 @@
-"""KubeClient's connections (volcanic.real.connection) against a local HTTP server: one
-keep-alive connection per thread, replaced when the server closed it, watch lines decoded
-as they come."""
+"""KubeClient's connections (volcanic.real.connection, libcurl) against a local HTTP(S) server:
+kept-alive connections shared by every thread, concurrent requests on several of them, a
+connection the server closed replaced, the kubeconfig's TLS settings (CA, client
+certificate, tls-server-name), watch lines decoded as they come."""
 
 from __future__ import annotations
 
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import json
-import socket
+import ssl
 import threading
 
 import pytest
 
+from volcanic.admission.webhook import self_signed_cert
 from volcanic.kube.errors import NotFound, Unavailable
-from volcanic.real import connection
 from volcanic.real.client import KubeClient
+from volcanic.real.connection import Connections
+from volcanic.real.devcluster.ports import free_port
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -22,17 +25,27 @@ class _Handler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         self.server.connections += 1
+        self.answered = 0
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         if self.path.startswith("/watch"):
             return self._watch()
+        if self.answered and self.server.drop_reused:
+            # A keep-alive connection the server closed as the request was sent: no answer.
+            self.close_connection = True
+            return
+        self.server.arrivals.append(self.path)
+        if self.path == "/together":
+            self.server.together.wait(timeout=5)  # breaks unless all arrive at once
         status, body = (404, {"kind": "Status", "reason": "NotFound", "message": "nope"}) \
-            if self.path == "/missing" else (200, {"path": self.path, "auth": self.headers.get("Authorization")})
+            if self.path == "/missing" else (200, {"path": self.path, "auth": self.headers.get("Authorization"),
+                                                   "host": self.headers.get("Host")})
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+        self.answered += 1
         # An idle timeout on the server's side: the connection ends without a Connection: close.
         self.close_connection = self.server.close_after_answer
 
@@ -50,67 +63,141 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
+def _serve(tls: ssl.SSLContext | None = None):
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    if tls is not None:
+        httpd.socket = tls.wrap_socket(httpd.socket, server_side=True)
+    httpd.connections, httpd.close_after_answer, httpd.drop_reused = 0, False, False
+    httpd.together = threading.Barrier(5)
+    httpd.arrivals = []
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
 @pytest.fixture
 def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    httpd.connections, httpd.close_after_answer = 0, False
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    httpd = _serve()
     yield httpd
     httpd.shutdown()
     httpd.server_close()
 
 
-def _client(tmp_path, port: int) -> KubeClient:
+def _client(tmp_path, server: str, cluster: dict | None = None, user: dict | None = None) -> KubeClient:
     kubeconfig = tmp_path / "config"
     kubeconfig.write_text(json.dumps({
         "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
-        "users": [{"name": "u", "user": {"token": "t0k3n"}}],
+        "clusters": [{"name": "c", "cluster": {"server": server, **(cluster or {})}}],
+        "users": [{"name": "u", "user": user or {"token": "t0k3n"}}],
         "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
     return KubeClient(str(kubeconfig), timeout=5.0)
 
 
-def test_requests_reuse_one_connection_per_thread(server, tmp_path):
-    client = _client(tmp_path, server.server_port)
+def _http(tmp_path, httpd) -> KubeClient:
+    return _client(tmp_path, f"http://127.0.0.1:{httpd.server_port}")
+
+
+def test_threads_share_kept_alive_connections(server, tmp_path):
+    client = _http(tmp_path, server)
     for _ in range(5):
-        assert client.request("GET", "/a", query={"x": "1"}) == {"path": "/a?x=1", "auth": "Bearer t0k3n"}
-    assert server.connections == 1
+        assert client.request("GET", "/a", query={"x": "1"})["path"] == "/a?x=1"
     other = threading.Thread(target=lambda: client.request("GET", "/b"))
     other.start()
     other.join()
-    assert server.connections == 2
+    assert server.connections == 1
 
 
-def test_a_connection_the_server_closed_is_replaced_before_it_is_used(server, tmp_path):
-    client = _client(tmp_path, server.server_port)
+def test_requests_sent_together_run_concurrently(server, tmp_path):
+    """Five requests the server answers only once all five arrived: they must be in flight at
+    once, each on its own connection."""
+    client = _http(tmp_path, server)
+    futures = [client.request_async("GET", "/together", then=lambda answer: answer["path"]) for _ in range(5)]
+    assert [f.result(timeout=10) for f in futures] == ["/together"] * 5
+    assert server.connections == 5
+
+
+def test_requests_beyond_the_connections_go_in_the_order_they_were_sent(server, tmp_path):
+    """With every connection busy, the waiting requests go in order (a job's pods before the
+    next job's): no request overtakes one sent three or more before it."""
+    client = _http(tmp_path, server)
+    client.connections = Connections(client.configuration, max_connections=2)
+    paths = [f"/{i}" for i in range(40)]
+    for f in [client.request_async("GET", path) for path in paths]:
+        f.result(timeout=10)
+    order = [int(path[1:]) for path in server.arrivals]
+    assert sorted(order) == list(range(40))
+    assert all(later > earlier - 3 for i, earlier in enumerate(order) for later in order[i + 1:])
+
+
+def test_a_connection_the_server_closed_is_replaced(server, tmp_path):
+    client = _http(tmp_path, server)
     server.close_after_answer = True
     for _ in range(3):
         assert client.request("GET", "/a")["path"] == "/a"
     assert server.connections == 3
 
 
-def test_a_close_racing_the_request_is_retried_once_on_a_new_connection(server, tmp_path, monkeypatch):
-    client = _client(tmp_path, server.server_port)
-    server.close_after_answer = True
-    monkeypatch.setattr(connection, "_dropped", lambda conn: False)  # the close arrives after the look
+def test_a_close_racing_the_request_is_retried_on_a_new_connection(server, tmp_path):
+    client = _http(tmp_path, server)
     client.request("GET", "/a")
-    client.request("GET", "/a")
+    server.drop_reused = True
+    assert client.request("GET", "/a")["path"] == "/a"
     assert server.connections == 2
 
 
 def test_answers_and_failures_become_store_errors(server, tmp_path):
-    client = _client(tmp_path, server.server_port)
+    client = _http(tmp_path, server)
     with pytest.raises(NotFound, match="nope"):
         client.request("GET", "/missing")
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    with pytest.raises(NotFound, match="nope"):
+        client.request_async("GET", "/missing").result()
     with pytest.raises(Unavailable, match="GET /a"):
-        _client(tmp_path, port).request("GET", "/a")
+        _client(tmp_path, f"http://127.0.0.1:{free_port()}").request("GET", "/a")  # nobody listens
 
 
-def test_a_watch_yields_each_line_decoded_as_it_comes(server, tmp_path):
-    client = _client(tmp_path, server.server_port)
-    events = list(client.stream("/watch", {"watch": "true"}, timeout=5.0))
+def test_a_watch_gives_each_line_decoded_as_it_comes(server, tmp_path):
+    client = _http(tmp_path, server)
+    events = []
+    client.stream("/watch", {"watch": "true"}, 5.0, lambda event: events.append(event) or True)
     assert events == [{"type": "ADDED", "object": {"n": i}} for i in range(3)]
-    assert client.request("GET", "/after")["path"] == "/after"  # the watch had its own connection
+    assert client.request("GET", "/after")["path"] == "/after"
+
+
+def test_a_watch_ends_when_told_and_raises_what_its_handler_raised(server, tmp_path):
+    client = _http(tmp_path, server)
+    events = []
+    client.stream("/watch", {}, 5.0, lambda event: events.append(event) or len(events) < 2)
+    assert len(events) == 2
+
+    def fail(event):
+        raise ValueError("bad event")
+    with pytest.raises(ValueError, match="bad event"):
+        client.stream("/watch", {}, 5.0, fail)
+
+
+def test_tls_as_the_kubeconfig_says(tmp_path):
+    """A server whose certificate names kube.example, reached at 127.0.0.1: verified against the
+    kubeconfig's CA under tls-server-name, refused without it, and the client certificate sent
+    when the server asks for one."""
+    cert, key = self_signed_cert(str(tmp_path), hosts=("kube.example",))
+    (tmp_path / "client").mkdir()
+    client_cert, client_key = self_signed_cert(str(tmp_path / "client"), hosts=("alice",))
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    tls.verify_mode = ssl.CERT_REQUIRED
+    tls.load_verify_locations(client_cert)
+    httpd = _serve(tls)
+    try:
+        url = f"https://127.0.0.1:{httpd.server_port}"
+        user = {"client-certificate": client_cert, "client-key": client_key}
+        named = _client(tmp_path, url, {"certificate-authority": cert, "tls-server-name": "kube.example"}, user)
+        assert named.request("GET", "/a")["path"] == "/a"
+        with pytest.raises(Unavailable):  # the certificate does not name 127.0.0.1
+            _client(tmp_path, url, {"certificate-authority": cert}, user).request("GET", "/a")
+        with pytest.raises(Unavailable):  # no client certificate
+            _client(tmp_path, url, {"certificate-authority": cert, "tls-server-name": "kube.example"}).request(
+                "GET", "/a")
+        insecure = _client(tmp_path, url, {"insecure-skip-tls-verify": True}, user)
+        assert insecure.request("GET", "/b")["path"] == "/b"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -1,83 +1,111 @@
 """The job controller against a real API server's lag, played on the embedded cluster.
 
-SyncJob's status write is not waited for (Store.update_status_async): on a real API server it
-goes out in the background while the controller moves on to the next job's pods. Here the
-embedded store's writes are held until the controller waits for them (before the same job's
-next action), which is the order a slow API server gives. And the watch may bring the pods a
-sync created after the next sync has run: that sync must count them, not create them again."""
+A job's pod creates and SyncJob's status write are not waited for (Store.create_async,
+Store.update_status_async): on a real API server they go out in the background while the
+controller moves on to other jobs. Here the embedded store's answers to them are held and
+given later on the virtual clock, the order a slow API server gives. And the watch may bring
+the pods a sync created after the next sync has run: that sync must count them, not create
+them again."""
 
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, Callable
 
 import volcanic
-from volcanic.kube.errors import Conflict
+from volcanic.kube.errors import AdmissionError, Conflict
 from volcanic.kube.store import attempt, done
 from job_helpers import cluster, job, node, phase, pods, status, task, wait
 
 
-class HeldWrites:
-    """update_status_async whose Job status writes are answered after they are sent, as a
-    loaded API server answers: a job's after delays[job] virtual seconds, others' at the next
-    step of the clock (other kinds' writes, the scheduler's, are done at once)."""
+def _job_of(obj: dict) -> str:
+    return obj["metadata"]["labels"]["volcano.sh/job-name"] if obj["kind"] == "Pod" else obj["metadata"]["name"]
 
-    def __init__(self, c: volcanic.Cluster, fail: int = 0, delays: dict[str, float] | None = None) -> None:
+
+class HeldAnswers:
+    """The store's answers to a job's pod creates and status writes, given as a loaded API
+    server gives them: a job's after delays[job] virtual seconds, others' at the next step of
+    the clock (other kinds' writes, the scheduler's, are answered at once)."""
+
+    def __init__(self, c: volcanic.Cluster, fail: int = 0, delays: dict[str, float] | None = None,
+                 refuse: tuple[str, ...] = ()) -> None:
         self.c, self.delays = c, delays or {}
-        self.out: list[str] = []      # jobs with a status write out
-        self.conflicts = 0            # writes the API server refused as stale
-        self.fail = fail              # the first `fail` writes fail as conflicts
+        self.out: list[str] = []       # jobs with a status write out
+        self.creating: list[str] = []  # jobs with pod creates out, once per create
+        self.created: list[tuple[str, list[str], list[str]]] = []  # (job, self.out, self.creating) per create sent
+        self.conflicts = 0             # writes the API server refused as stale
+        self.fail = fail               # the first `fail` writes fail as conflicts
+        self.refuse = set(refuse)      # pods whose first create is refused
 
-    def __call__(self, obj: dict) -> Future:
+    def update_status_async(self, obj: dict) -> Future:
         if obj["kind"] != "Job":
             return done(self.c.api.update_status, obj)
-        name, future = obj["metadata"]["name"], _Answer()
-        self.out.append(name)
-        self.c._clock.after(self.delays.get(name, 0.0), lambda: self._answer(name, obj, future))
+        return self._hold(obj, self.out, self._write)
+
+    def create_async(self, obj: dict) -> Future:
+        if obj["kind"] != "Pod":
+            return done(self.c.api.create, obj)
+        self.created.append((_job_of(obj), list(self.out), list(self.creating)))
+        return self._hold(obj, self.creating, self._create)
+
+    def _hold(self, obj: dict, out: list[str], answer: Callable[[dict], Any]) -> Future:
+        name, future = _job_of(obj), _Answer()
+        out.append(name)
+
+        def give() -> None:
+            out.remove(name)
+            result = answer(obj)
+            future.set_exception(result) if isinstance(result, Exception) else future.set_result(result)
+        self.c._clock.after(self.delays.get(name, 0.0), give)
         return future
 
-    def _answer(self, name: str, obj: dict, future: Future) -> None:
-        self.out.remove(name)
+    def _write(self, obj: dict) -> Any:
         if self.fail:
             self.fail -= 1
-            future.set_exception(Conflict("Job", name, "default", "the object has been modified"))
-            return
+            return Conflict("Job", obj["metadata"]["name"], "default", "the object has been modified")
         answer = attempt(self.c.api.update_status, obj)
-        if isinstance(answer, Conflict):
-            self.conflicts += 1
-        future.set_exception(answer) if isinstance(answer, Exception) else future.set_result(answer)
+        self.conflicts += isinstance(answer, Conflict)
+        return answer
+
+    def _create(self, obj: dict) -> Any:
+        if obj["metadata"]["name"] in self.refuse:
+            self.refuse.discard(obj["metadata"]["name"])
+            return AdmissionError("pod refused by a test", kind="Pod", name=obj["metadata"]["name"])
+        return attempt(self.c.api.create, obj)
+
+    def jobs_created(self) -> list[tuple[str, list[str], list[str]]]:
+        """The first create of each job, in order."""
+        first: dict[str, tuple[str, list[str], list[str]]] = {}
+        for record in self.created:
+            first.setdefault(record[0], record)
+        return list(first.values())
 
 
 class _Answer(Future):
     def result(self, timeout: Any = None) -> Any:
-        assert self.done(), "the controller waited for a status write still out, holding up every job"
+        assert self.done(), "the controller waited for an answer still out, holding up every job"
         return super().result(timeout)
 
 
-def held_cluster(monkeypatch, fail: int = 0, delays: dict[str, float] | None = None
-                 ) -> tuple[volcanic.Cluster, HeldWrites, list]:
+def held_cluster(monkeypatch, fail: int = 0, delays: dict[str, float] | None = None,
+                 refuse: tuple[str, ...] = ()) -> tuple[volcanic.Cluster, HeldAnswers]:
     c = cluster(node("n1", cpu="16"))
-    held = HeldWrites(c, fail, delays)
-    monkeypatch.setattr(c.api, "update_status_async", held)
-    created: list[tuple[str, list[str]]] = []  # (job of the pods created, jobs with a write out then)
-    create_many = c.api.create_many
-
-    def recording(objs: list[dict]) -> list:
-        created.append((objs[0]["metadata"]["labels"]["volcano.sh/job-name"], list(held.out)))
-        return create_many(objs)
-    monkeypatch.setattr(c.api, "create_many", recording)
-    return c, held, created
+    held = HeldAnswers(c, fail, delays, refuse)
+    monkeypatch.setattr(c.api, "update_status_async", held.update_status_async)
+    monkeypatch.setattr(c.api, "create_async", held.create_async)
+    return c, held
 
 
-def test_the_next_jobs_pods_are_created_while_a_status_write_is_out(monkeypatch) -> None:
+def test_the_next_jobs_pods_are_created_while_the_first_jobs_work_is_out(monkeypatch) -> None:
     """Two jobs admitted in one session: the second job's pods are created while the first
-    job's status write (its pod counts) is still out. A job's next action waits for its own
+    job's pod creates and status write are still out. A job's next action waits for its own
     write and sends the next one with that write's resourceVersion, though the watch has not
     brought it yet: no write is refused as stale, and the statuses end right."""
-    c, held, created = held_cluster(monkeypatch)
+    c, held = held_cluster(monkeypatch)
     c.apply([job("a", task("t", 3)), job("b", task("t", 3))])
-    assert wait(c, lambda: len(created) == 2, 5)
-    assert created[1][0] == "b" and "a" in created[1][1]
+    assert wait(c, lambda: len(held.jobs_created()) == 2, 5)
+    second, writes_out, creates_out = held.jobs_created()[1]
+    assert second == "b" and "a" in writes_out + creates_out
     assert wait(c, lambda: all(phase(c, j) == "Running" for j in "ab"), 10)
     c.run(1)
     assert all(status(c, j).get("running") == 3 for j in "ab")
@@ -90,16 +118,15 @@ def test_a_request_for_a_job_whose_write_is_out_waits_aside_not_in_the_way(monke
     for it aside, and job b, applied after, still gets its pods while a's write is out. (Had
     they waited for a's write in the controller's one thread, b would have waited too.) Once
     a's write is answered, a's requests run, in order, and both statuses end right."""
-    c, held, created = held_cluster(monkeypatch, delays={"a": 5.0})
+    c, held = held_cluster(monkeypatch, delays={"a": 5.0})
     ctrl = c.controllers["job-controller"]
     c.apply(job("a", task("t", 3)))
-    assert wait(c, lambda: len(pods(c, "a")) == 3, 10)
-    assert held.out == ["a"]  # the write of the sync that created a's pods
+    assert wait(c, lambda: len(pods(c, "a")) == 3 and held.out == ["a"], 15)  # the sync's write, after its creates
     c.run(0.5)  # the watch brings a's pods: requests for a
     assert ctrl._parked.get("default/a")
     c.apply(job("b", task("t", 3)))
-    assert wait(c, lambda: len(created) == 2, 3)
-    assert created == [("a", []), ("b", ["a"])]
+    assert wait(c, lambda: len(held.jobs_created()) == 2, 3)
+    assert held.jobs_created() == [("a", [], []), ("b", ["a"], [])]
     assert wait(c, lambda: all(phase(c, j) == "Running" for j in "ab"), 20)
     c.run(5)
     assert all(status(c, j).get("running") == 3 for j in "ab")
@@ -110,7 +137,7 @@ def test_a_failed_status_write_retries_its_request(monkeypatch) -> None:
     """A background write the API server refuses is the failure of the action that sent it:
     its request is retried with back-off, as when the write was waited for, and the job's
     status ends right."""
-    c, held, _ = held_cluster(monkeypatch, fail=2)
+    c, held = held_cluster(monkeypatch, fail=2)
     c.apply(job("a", task("t", 2)))
     assert wait(c, lambda: len(pods(c, "a")) == 2, 5)
     assert held.fail == 0
@@ -127,16 +154,16 @@ def test_pods_created_before_the_watch_brings_them_are_counted_not_created_again
     c = cluster(node("n1", cpu="16"))
     ctrl = c.controllers["job-controller"]
     created: list[str] = []
-    create_many, pump = c.api.create_many, c.informers.pump
+    create_async, pump = c.api.create_async, c.informers.pump
 
-    def create_and_lag(objs: list[dict]) -> list:
-        created.extend(o["metadata"]["name"] for o in objs)
-        answers = create_many(objs)
-        if len(created) == len(objs):  # the first creation: the watch falls behind it
+    def create_and_lag(obj: dict) -> Future:
+        created.append(obj["metadata"]["name"])
+        answer = create_async(obj)
+        if len(created) == 3:  # the first sync's creates: the watch falls behind them
             monkeypatch.setattr(c.informers, "pump", lambda: None)
             ctrl.queue.add(ctrl._job_request(c.get("Job", "a"), "OutOfSync"))
-        return answers
-    monkeypatch.setattr(c.api, "create_many", create_and_lag)
+        return answer
+    monkeypatch.setattr(c.api, "create_async", create_and_lag)
     c.apply(job("a", task("t", 3)))
     assert wait(c, lambda: bool(created), 5)
     assert sorted(created) == ["a-t-0", "a-t-1", "a-t-2"]
@@ -145,3 +172,37 @@ def test_pods_created_before_the_watch_brings_them_are_counted_not_created_again
     assert wait(c, lambda: phase(c, "a") == "Running", 10)
     assert len(created) == 3 and status(c, "a").get("running") == 3
     assert c.errors == []
+
+
+def test_a_jobs_creates_out_hold_up_neither_other_jobs_nor_its_own_status(monkeypatch) -> None:
+    """Job a's pod creates are answered only after 5 s: the controller goes on, and job b's pods
+    are created while a's creates are out; a's sync resumes once they are all answered, and
+    only then writes a's status (Volcano's syncJob waits for its creates before it writes),
+    counting the three pods."""
+    c, held = held_cluster(monkeypatch, delays={"a": 5.0})
+    ctrl = c.controllers["job-controller"]
+    c.apply(job("a", task("t", 3)))
+    assert wait(c, lambda: len(held.creating) == 3, 5)
+    c.apply(job("b", task("t", 3)))
+    assert wait(c, lambda: len(held.jobs_created()) == 2, 3)
+    assert held.jobs_created()[1] == ("b", [], ["a", "a", "a"])
+    assert (status(c, "a").get("pending"), ctrl._busy("default/a")) == (None, True)
+    assert wait(c, lambda: status(c, "a").get("pending") == 3 or phase(c, "a") == "Running", 10)
+    assert wait(c, lambda: all(phase(c, j) == "Running" for j in "ab"), 20)
+    c.run(1)
+    assert all(status(c, j).get("running") == 3 for j in "ab")
+    assert len(held.created) == 6 and held.conflicts == 0 and ctrl._parked == {} and c.errors == []
+
+
+def test_a_create_refused_in_the_background_is_failed_create_and_retried(monkeypatch) -> None:
+    """A pod create the API server refuses after the controller moved on fails that sync as a
+    waited-for create does: one FailedCreate Warning Event naming the pod, and the request is
+    retried with back-off, which creates the pod; the job then runs whole."""
+    c, held = held_cluster(monkeypatch, delays={"a": 1.0}, refuse=("a-t-1",))
+    c.apply(job("a", task("t", 3)))
+    assert wait(c, lambda: phase(c, "a") == "Running", 20)
+    failed = [e for e in c.list("Event") if e["reason"] == "FailedCreate"]
+    assert len(failed) == 1 and "failed to create pod a-t-1" in failed[0]["message"]
+    assert sorted(name for name, *_ in held.created) == ["a"] * 4  # three, and a-t-1 again
+    c.run(1)
+    assert status(c, "a").get("running") == 3 and c.errors == []

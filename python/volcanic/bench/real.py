@@ -132,7 +132,7 @@ def run_real(preset: str, floor: str | None = None, log: Callable[[str], None] =
         try:
             client = KubeClient(str(cluster.kubeconfig))
             install(client, log=lambda _: None)
-            store = KubeStore(client, workers=64)
+            store = KubeStore(client)
             for i, (nodes, jobs, floor_preset) in enumerate(sizes):
                 if i:  # the next size starts on an empty namespace (the last one goes with the cluster)
                     store.delete("Namespace", NAMESPACE)
@@ -149,9 +149,8 @@ def run_real(preset: str, floor: str | None = None, log: Callable[[str], None] =
 def _ensure_nodes(store: KubeStore, count: int) -> None:
     have = {n["metadata"]["name"] for n in store.list("Node")}
     missing = [kwok_node(f"kwok-node-{i}") for i in range(count) if f"kwok-node-{i}" not in have]
-    for result in store.create_many(missing):
-        if isinstance(result, Exception):
-            raise result
+    for created in [store.create_async(node) for node in missing]:
+        created.result()
     deadline = time.monotonic() + 120
     while sum(_ready(n) for n in store.list("Node")) < count:
         if time.monotonic() > deadline:
@@ -194,9 +193,8 @@ def _measure(cluster: DevCluster, store: KubeStore, nodes: int, jobs: int, floor
         timer = FloorObserver(floor_binary, cluster, store, pods) if floor_binary else PodTimes(store, pods)
         time.sleep(3.0)  # both components synced
         start = time.time()
-        for result in store.create_many([gang_job(i) for i in range(jobs)]):
-            if isinstance(result, Exception):
-                raise result
+        for created in [store.create_async(gang_job(i)) for i in range(jobs)]:
+            created.result()
         created = time.time() - start
         bound_s = timer.last_bound(alive) - start
         running_s = timer.last_running(alive) - start

@@ -21,7 +21,7 @@ from volcanic.cluster.store import MemoryStore
 from volcanic.kube.errors import AdmissionError, InvalidObject
 from volcanic.kube.kinds import KINDS
 from volcanic.kube.objects import Obj
-from volcanic.kube.store import Watch, done, one_by_one
+from volcanic.kube.store import Watch, done
 
 _POD_MUTABLE = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")
 
@@ -84,8 +84,8 @@ class EmbeddedApi:
     def update_status(self, obj: Obj) -> Obj:
         return self.store.update_status(obj)
 
-    def create_many(self, objs: list[Obj]) -> list[Obj | Exception]:
-        return one_by_one(self.create, objs)
+    def create_async(self, obj: Obj) -> Future[Obj]:
+        return done(self.create, obj)
 
     def bind_async(self, namespace: str, name: str, node: str) -> Future[Obj]:
         return done(self.bind, (namespace, name, node))

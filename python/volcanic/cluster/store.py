@@ -31,7 +31,7 @@ from volcanic.kube.clock import rfc3339
 from volcanic.kube.errors import AlreadyExists, Conflict, InvalidObject, NotFound
 from volcanic.kube.kinds import KINDS, Kind, kind_named
 from volcanic.kube.objects import Key, Obj, clone
-from volcanic.kube.store import Watch, done, one_by_one
+from volcanic.kube.store import Watch, done
 
 _UID_NAMESPACE = uuid.UUID("6f1c2a52-8d0e-4c5b-9a55-2f0e4c7d9b10")
 
@@ -155,8 +155,8 @@ class MemoryStore:
         new = dict(old, metadata=dict(old["metadata"]), status=clone(status))
         return self._commit("MODIFIED", kind, key, new)
 
-    def create_many(self, objs: list[Obj]) -> list[Obj | Exception]:
-        return one_by_one(self.create, objs)
+    def create_async(self, obj: Obj) -> Future[Obj]:
+        return done(self.create, obj)
 
     def bind_async(self, namespace: str, name: str, node: str) -> Future[Obj]:
         return done(self.bind, (namespace, name, node))

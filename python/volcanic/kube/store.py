@@ -73,11 +73,10 @@ class Store(Protocol):
     def delete(self, kind: str, name: str, namespace: str | None = None,
                uid: str | None = None) -> None: ...
     def watch(self, kinds: Iterable[str] | None = None) -> Watch: ...
-    # A batch of creates, as Volcano's job controller creates a job's pods: a real API
-    # server's store sends them concurrently. Each item's result, or the exception it raised.
-    def create_many(self, objs: list[Obj]) -> list[Obj | Exception]: ...
-    # Writes the caller need not wait for (the scheduler's binds and status writes): a real API
-    # server's store sends them in the background; the embedded store at once, returning them done.
+    # Writes the caller need not wait for (a job's pods, the scheduler's binds, status writes):
+    # a real API server's store sends them concurrently in the background; the embedded store
+    # at once, returning them done.
+    def create_async(self, obj: Obj) -> Future[Obj]: ...
     def bind_async(self, namespace: str, name: str, node: str) -> Future[Obj]: ...
     def update_status_async(self, obj: Obj) -> Future[Obj]: ...
 
@@ -91,11 +90,6 @@ def attempt(fn: Callable[..., Obj], item: Any) -> Obj | Exception:
         return e
 
 
-def one_by_one(fn: Callable[..., Obj], items: Iterable[Any]) -> list[Obj | Exception]:
-    """A batch sent one request at a time (the embedded store's batches)."""
-    return [attempt(fn, item) for item in items]
-
-
 def done(fn: Callable[..., Obj], item: Any) -> Future[Obj]:
     """fn(item) run now, as a finished Future (the embedded store's background writes)."""
     future: Future[Obj] = Future()
@@ -105,3 +99,22 @@ def done(fn: Callable[..., Obj], item: Any) -> Future[Obj]:
     else:
         future.set_result(result)
     return future
+
+
+def all_done(futures: list[Future]) -> Future[None]:
+    """A Future done (with None) once every one of `futures` is, whatever their outcome."""
+    together: Future[None] = Future()
+    left = [len(futures)]
+    lock = threading.Lock()
+
+    def one_done(_: Future) -> None:
+        with lock:
+            left[0] -= 1
+            last = left[0] == 0
+        if last:
+            together.set_result(None)
+    if not futures:
+        together.set_result(None)
+    for future in futures:
+        future.add_done_callback(one_done)
+    return together

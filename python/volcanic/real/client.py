@@ -1,10 +1,10 @@
 """The connection to a real API server: credentials found as kubectl finds them, and raw JSON
-requests over keep-alive connections, one per thread.
+requests over libcurl's pool of keep-alive connections (volcanic.real.connection).
 
 Beneath is the official `kubernetes` client, for what it does well and we should not redo:
 kubeconfig loading and merging (exec and auth-provider plugins included), in-cluster
 service-account credentials and the TLS and proxy settings. Requests bypass its generated
-models and its urllib3 pool (see volcanic.real.connection): objects stay plain dicts
+models and its urllib3 pool: objects stay plain dicts
 (volcanic's form everywhere), and a bind is a plain POST (the generated
 `create_namespaced_pod_binding` fails on the Status the server returns,
 kubernetes-client/python#825).
@@ -12,11 +12,11 @@ kubernetes-client/python#825).
 
 from __future__ import annotations
 
-import http.client
+from concurrent.futures import Future
 import os
 from pathlib import Path
 import time
-from typing import Any, Iterator
+from typing import Any, Callable
 from urllib.parse import urlencode
 
 import orjson
@@ -33,7 +33,6 @@ from volcanic.kube.errors import (
 from volcanic.real.connection import Connections
 
 AUTH_REFRESH_SECONDS = 60.0
-_NETWORK_ERRORS = (OSError, http.client.HTTPException)  # ssl and socket errors are OSErrors
 
 
 def kubeconfig_path(flag: str | None = None) -> str | None:
@@ -48,7 +47,7 @@ def kubeconfig_path(flag: str | None = None) -> str | None:
 
 
 class KubeClient:
-    """Raw JSON requests to one API server. Thread-safe: one connection per thread."""
+    """Raw JSON requests to one API server. Thread-safe."""
 
     def __init__(self, kubeconfig: str | None = None, timeout: float = 30.0) -> None:
         from kubernetes import client, config
@@ -92,41 +91,54 @@ class KubeClient:
     def request(self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None,
                 content_type: str = "application/json", timeout: float | None = None) -> Any:
         """The decoded JSON answer; a non-2xx answer raises the StoreError it stands for."""
+        return self.request_async(method, path, body, query, content_type, timeout).result()
+
+    def request_async(self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None,
+                      content_type: str = "application/json", timeout: float | None = None,
+                      then: Callable[[Any], Any] | None = None) -> Future:
+        """request() without waiting: a future of the answer (passed through `then`, in the
+        transfer thread) or of the StoreError it stands for."""
         url = path + (("?" + urlencode(query)) if query else "")
         data = None if body is None else orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
-        try:
-            status, answer = self.connections.request(method, url, data, self.headers(content_type),
-                                                      timeout or self.timeout)
-        except _NETWORK_ERRORS as e:
-            raise Unavailable("", "", "", f"{method} {path}: {e}") from None
-        payload = orjson.loads(answer) if answer else None
-        if status >= 300:
-            if status == 401:  # a rotated token: ask for the credentials again next time
-                self._auth_until = 0.0
-            raise api_error(status, payload, f"{method} {path}")
-        return payload
 
-    def stream(self, path: str, query: dict[str, Any], timeout: float) -> Iterator[dict]:
-        """The lines of a watch, decoded; ends when the server closes it."""
-        try:
-            status, chunks, close = self.connections.stream(path + "?" + urlencode(query), self.headers(), timeout)
-        except _NETWORK_ERRORS as e:
-            raise Unavailable("", "", "", f"watch {path}: {e}") from None
-        try:
+        def finish(status: int, answer: bytes, error: str | None) -> Any:
+            if error is not None:
+                raise Unavailable("", "", "", f"{method} {path}: {error}")
+            payload = orjson.loads(answer) if answer else None
             if status >= 300:
-                data = b"".join(chunks)
-                raise api_error(status, orjson.loads(data) if data else None, f"watch {path}")
-            buffer = b""
-            for chunk in chunks:
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    if line.strip():
-                        yield orjson.loads(line)
-        except _NETWORK_ERRORS as e:
-            raise Unavailable("", "", "", f"watch {path}: {e}") from None
-        finally:
-            close()
+                if status == 401:  # a rotated token: ask for the credentials again next time
+                    self._auth_until = 0.0
+                raise api_error(status, payload, f"{method} {path}")
+            return payload if then is None else then(payload)
+        return self.connections.submit(method, url, data, self.headers(content_type), timeout or self.timeout,
+                                       finish)
+
+    def stream(self, path: str, query: dict[str, Any], timeout: float, on_line: Callable[[dict], bool]) -> None:
+        """Gives on_line each line of a watch, decoded, as it comes, until it returns False or
+        the server ends the watch. An error answer raises the StoreError it stands for, a lost
+        connection Unavailable, and what on_line raises is raised here."""
+        pending = [b""]
+        failure: list[BaseException] = []
+        error_body: list[bytes] = []
+
+        def on_chunk(status: int, chunk: bytes) -> bool:
+            if status >= 300:
+                error_body.append(chunk)
+                return True
+            *lines, pending[0] = (pending[0] + chunk).split(b"\n")
+            try:
+                return all(on_line(orjson.loads(line)) for line in lines if line.strip())
+            except BaseException as e:  # noqa: BLE001 - raised again below, outside libcurl
+                failure.append(e)
+                return False
+        status, error = self.connections.stream(path + "?" + urlencode(query), self.headers(), timeout, on_chunk)
+        if failure:
+            raise failure[0]
+        if error is not None:
+            raise Unavailable("", "", "", f"watch {path}: {error}")
+        if status >= 300:
+            data = b"".join(error_body)
+            raise api_error(status, orjson.loads(data) if data else None, f"watch {path}")
 
 
 def api_error(status: int, payload: Any, what: str) -> StoreError | AdmissionError | InvalidObject:

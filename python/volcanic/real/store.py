@@ -1,7 +1,8 @@
 """KubeStore: the Store protocol over a real API server.
 
-Reads and writes are one REST call each (through KubeClient); `create_many` sends its
-creates concurrently, as Volcano's job controller creates a job's pods. `watch()` starts one
+Reads and writes are one REST call each (through KubeClient); the `_async` writes return at
+once with a future of the answer, so a batch (a job's pods, a session's binds) is sent
+concurrently. `watch()` starts one
 reflector thread per kind: it lists (in pages), offers every object as ADDED, then watches
 from the list's resourceVersion with bookmarks. When the watch ends it resumes from the last
 resourceVersion seen; when that is too old (410 Gone) it lists again, offering what changed
@@ -10,7 +11,7 @@ and a DELETED tombstone (an object without a resourceVersion) for what vanished 
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 import logging
 import threading
 from typing import Any, Iterable
@@ -18,7 +19,7 @@ from typing import Any, Iterable
 from volcanic.kube.errors import NotFound, StoreError
 from volcanic.kube.kinds import KINDS, Kind, kind_named
 from volcanic.kube.objects import Key, Obj, key_of
-from volcanic.kube.store import Watch, attempt, one_by_one
+from volcanic.kube.store import Watch
 from volcanic.real.client import KubeClient
 
 log = logging.getLogger(__name__)
@@ -30,14 +31,12 @@ PAGE = 1000
 class KubeStore:
     """A Store on a real API server. close() stops its watches."""
 
-    def __init__(self, client: KubeClient, workers: int = 32) -> None:
+    def __init__(self, client: KubeClient) -> None:
         self.client = client
         self._stop = threading.Event()
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kube-write")
 
     def close(self) -> None:
         self._stop.set()
-        self._pool.shutdown(wait=False, cancel_futures=True)
 
     # Reads.
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
@@ -76,39 +75,36 @@ class KubeStore:
 
     # Writes.
     def create(self, obj: Obj) -> Obj:
-        k = kind_named(obj.get("kind"))
-        return _typed(k, self.client.request("POST", k.path(_ns(k, _namespace_of(obj))), obj))
-
-    def create_many(self, objs: list[Obj]) -> list[Obj | Exception]:
-        """Sent concurrently; each created object, or the error its create raised, in order."""
-        return self._concurrently(self.create, objs)
-
-    def bind_async(self, namespace: str, name: str, node: str) -> Future[Obj]:
-        return self._pool.submit(self.bind, namespace, name, node)
-
-    def update_status_async(self, obj: Obj) -> Future[Obj]:
-        return self._pool.submit(self.update_status, obj)
-
-    def _concurrently(self, fn, items: list) -> list[Obj | Exception]:
-        if len(items) <= 1:
-            return one_by_one(fn, items)
-        return list(self._pool.map(lambda item: attempt(fn, item), items))
+        return self.create_async(obj).result()
 
     def update(self, obj: Obj) -> Obj:
-        k = kind_named(obj.get("kind"))
-        name = obj["metadata"]["name"]
-        return _typed(k, self.client.request("PUT", k.path(_ns(k, _namespace_of(obj)), name), obj))
+        return self._write_async("PUT", obj, "").result()
 
     def update_status(self, obj: Obj) -> Obj:
-        k = kind_named(obj.get("kind"))
-        name = obj["metadata"]["name"]
-        return _typed(k, self.client.request("PUT", k.path(_ns(k, _namespace_of(obj)), name) + "/status", obj))
+        return self.update_status_async(obj).result()
+
+    def update_status_async(self, obj: Obj) -> Future[Obj]:
+        return self._write_async("PUT", obj, "/status")
 
     def bind(self, namespace: str, name: str, node: str) -> Obj:
-        """POST pods/binding; returns the server's Status answer."""
+        return self.bind_async(namespace, name, node).result()
+
+    def bind_async(self, namespace: str, name: str, node: str) -> Future[Obj]:
+        """POST pods/binding; the future of the server's Status answer."""
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": namespace},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
-        return self.client.request("POST", f"/api/v1/namespaces/{namespace}/pods/{name}/binding", body) or {}
+        return self.client.request_async("POST", f"/api/v1/namespaces/{namespace}/pods/{name}/binding", body,
+                                         then=lambda answer: answer or {})
+
+    def create_async(self, obj: Obj) -> Future[Obj]:
+        k = kind_named(obj.get("kind"))
+        return self.client.request_async("POST", k.path(_ns(k, _namespace_of(obj))), obj,
+                                         then=lambda answer: _typed(k, answer))
+
+    def _write_async(self, method: str, obj: Obj, subresource: str) -> Future[Obj]:
+        k = kind_named(obj.get("kind"))
+        path = k.path(_ns(k, _namespace_of(obj)), obj["metadata"]["name"]) + subresource
+        return self.client.request_async(method, path, obj, then=lambda answer: _typed(k, answer))
 
     def delete(self, kind: str, name: str, namespace: str | None = None, uid: str | None = None) -> None:
         k = kind_named(kind)
@@ -173,24 +169,28 @@ class Reflector:
     def _watch(self) -> None:
         query = {"watch": "true", "resourceVersion": self.version, "allowWatchBookmarks": "true",
                  "timeoutSeconds": WATCH_SECONDS}
-        for event in self.store.client.stream(self.kind.path(), query, timeout=WATCH_SECONDS + 30):
-            if self.store._stop.is_set():
-                return
-            kind, obj = event.get("type"), event.get("object") or {}
-            if kind == "ERROR":
-                if obj.get("code") == 410:  # too old: list again
-                    self.version = None
-                    return
-                raise StoreError(self.kind.name, "", "", f"watch error: {obj.get('message')}")
-            self.version = (obj.get("metadata") or {}).get("resourceVersion") or self.version
-            if kind == "BOOKMARK":
-                continue
-            obj = _typed(self.kind, obj)
-            if kind == "DELETED":
-                self.known.discard(key_of(obj))
-            else:
-                self.known.add(key_of(obj))
-            self.watch.offer(kind, obj)
+        self.store.client.stream(self.kind.path(), query, WATCH_SECONDS + 30, self._event)
+
+    def _event(self, event: dict) -> bool:
+        """One watch event into the Watch; False ends the watch."""
+        if self.store._stop.is_set():
+            return False
+        kind, obj = event.get("type"), event.get("object") or {}
+        if kind == "ERROR":
+            if obj.get("code") == 410:  # too old: list again
+                self.version = None
+                return False
+            raise StoreError(self.kind.name, "", "", f"watch error: {obj.get('message')}")
+        self.version = (obj.get("metadata") or {}).get("resourceVersion") or self.version
+        if kind == "BOOKMARK":
+            return True
+        obj = _typed(self.kind, obj)
+        if kind == "DELETED":
+            self.known.discard(key_of(obj))
+        else:
+            self.known.add(key_of(obj))
+        self.watch.offer(kind, obj)
+        return True
 
 
 def _typed(k: Kind, obj: Obj) -> Obj:

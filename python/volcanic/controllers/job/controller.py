@@ -21,7 +21,7 @@ from volcanic.controllers.job import state
 from volcanic.controllers.job.plugins import PluginError
 from volcanic.controllers.job.plugins.common import task_named
 from volcanic.controllers.job.policy import Request, apply_policies
-from volcanic.controllers.job.sync import JobActions, SyncError, Target, job_key
+from volcanic.controllers.job.sync import CreatesOut, JobActions, SyncError, Target, job_key
 from volcanic.controllers.keys import JOB_API_VERSION, JOB_NAME, JOB_VERSION, OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
 from volcanic.controllers.runtime import Context, Controller
 from volcanic.kube.clock import Timer
@@ -95,8 +95,8 @@ class JobController(Controller):
         self._events = 0
         self._queued_at: dict[Request, int] = {}
         self._synced_at: dict[str, int] = {}
-        self._writes: dict[str, _Write] = {}  # job key -> the status write of its last SyncJob
-        self._parked: dict[str, list[Request]] = {}  # job key -> requests waiting for its write
+        self._out: dict[str, _Out] = {}  # job key -> its pod creates or status write not answered yet
+        self._parked: dict[str, list[Request]] = {}  # job key -> requests waiting for them
 
     def handlers(self) -> dict[str, Handler]:
         return {"Job": Handler(self._job_added, self._job_updated, self._job_deleted),
@@ -244,17 +244,17 @@ class JobController(Controller):
 
     def process(self, request: Hashable) -> None:
         if isinstance(request, tuple):
-            if request[0] == "write":  # a write was answered (a later one may be out by now)
-                if not self._write_out(request[1]):
-                    self._collect_write(request[1])
+            if request[0] == "answered":  # a job's background work was answered (more may be out by now)
+                if not self._busy(request[1]):
+                    self._collect(request[1])
             else:
                 self._consume_command(*request[1:])
             return
         req: Request = request
-        if req.job_key in self._parked or self._write_out(req.job_key):
+        if req.job_key in self._parked or self._busy(req.job_key):
             self._park(req)
             return
-        self._collect_write(req.job_key)
+        self._collect(req.job_key)
         queued = self._queued_at.pop(req, None)
         self._cancel_on_pod_event(req)
         job = self.ctx.lister.get("Job", req.job_name, req.namespace)
@@ -271,68 +271,99 @@ class JobController(Controller):
             if self._already_synced(req, queued, job, action):
                 self.forget(req)
                 return
-            if action != "SyncJob":
-                self.recorder.event(job, "Normal", "ExecuteAction", f"Start to execute action {action} ")
-            started = self._events
+        except MALFORMED as e:
+            self._malformed(req, job, action, e)
+            return
+        if action != "SyncJob":
+            self.recorder.event(job, "Normal", "ExecuteAction", f"Start to execute action {action} ")
+        self._execute(req, job, action)
+
+    def _execute(self, req: Request, job: Obj, action: str) -> None:
+        """Runs the action; the request is done when the work it sent out is answered."""
+        started = self._events
+        try:
             state.execute(self.actions, job, action, _target(req, action))
-            if action == "SyncJob":
-                self._synced_at[req.job_key] = started
+        except CreatesOut as out:
+            self._wait_for(_Out(out.answered, req, job, action, creates=out.creates))
+            return
         except RETRIABLE as e:
             self._requeue(req, job, action, e)
             return
         except MALFORMED as e:
-            self.forget(req)
-            meta = job["metadata"]
-            self.recorder.event(job, "Warning", "JobSpecError",
-                   f"job {meta.get('namespace')}/{meta.get('name')}: action {action} failed on the job's spec "
-                   f"({type(e).__name__}: {e}); the request is dropped until the job changes")
+            self._malformed(req, job, action, e)
             return
+        if action == "SyncJob":
+            self._synced_at[req.job_key] = started
         write = self.actions.take_write()
         if write is not None:
-            self._writing(req, job, action, write)
+            self._wait_for(_Out(write, req, job, action))
         else:
             self._done(req, action)
+
+    def _malformed(self, req: Request, job: Obj, action: str, e: Exception) -> None:
+        self.forget(req)
+        meta = job["metadata"]
+        self.recorder.event(job, "Warning", "JobSpecError",
+                            f"job {meta.get('namespace')}/{meta.get('name')}: action {action} failed on the job's spec "
+                            f"({type(e).__name__}: {e}); the request is dropped until the job changes")
 
     def _done(self, req: Request, action: str) -> None:
         self.forget(req)
         if action not in INTERNAL_ACTIONS:
             self._cancel_after(req, action)
 
-    def _writing(self, req: Request, job: Obj, action: str, write: Future[Obj]) -> None:
-        """The request is done when its status write is: collected at once when the store
-        wrote it already (the embedded one), else once it finishes or the job acts again."""
-        self._writes[req.job_key] = _Write(write, req, job, action)
-        if write.done():
-            self._collect_write(req.job_key)
+    def _wait_for(self, out: "_Out") -> None:
+        """A job's pod creates or status write not waited for: its request is done when they
+        are answered, collected at once when the store answered already (the embedded one),
+        else once the answer comes or the job acts again."""
+        key = out.req.job_key
+        self._out[key] = out
+        if out.future.done():
+            self._collect(key)
             return
-        key = req.job_key
-        write.add_done_callback(lambda _: self.ctx.clock.after(0.0, lambda: self.queue.add(("write", key))))
+        out.future.add_done_callback(lambda _: self.ctx.clock.after(0.0, lambda: self.queue.add(("answered", key))))
 
-    def _write_out(self, job_key: str) -> bool:
-        write = self._writes.get(job_key)
-        return write is not None and not write.future.done()
+    def _busy(self, job_key: str) -> bool:
+        out = self._out.get(job_key)
+        return out is not None and not out.future.done()
 
     def _park(self, req: Request) -> None:
-        """A job's actions run one after another, its status writes included: a request for a
-        job whose write is out waits for it aside, and the controller goes on with other jobs
-        (one slow write must not hold up every job's pods)."""
+        """A job's actions run one after another, its creates and status writes included: a
+        request for a job with work out waits for it aside, and the controller goes on with
+        other jobs (one job's creates must not hold up every job's pods)."""
         self._parked.setdefault(req.job_key, []).append(req)
-        if not self._write_out(req.job_key):
-            self._collect_write(req.job_key)
+        if not self._busy(req.job_key):
+            self._collect(req.job_key)
 
-    def _collect_write(self, job_key: str) -> None:
-        """Takes the answer to the job's status write, if one was out (a failed one requeues its
-        request), then queues again, in order, the requests that waited for it."""
-        write = self._writes.pop(job_key, None)
-        if write is not None:
+    def _collect(self, job_key: str) -> None:
+        """Takes the answer to the job's work out, if any: a status write's answer completes its
+        request (a failed one requeues it); answered creates let the stopped sync run again.
+        Then, once nothing is out, the requests that waited are queued again, in order."""
+        out = self._out.pop(job_key, None)
+        if out is not None and out.creates is not None:
+            self._created(out)
+        elif out is not None:
             try:
-                self.actions.written(write.future.result())
+                self.actions.written(out.future.result())
             except RETRIABLE as e:
-                self._requeue(write.req, write.job, write.action, e)
+                self._requeue(out.req, out.job, out.action, e)
             else:
-                self._done(write.req, write.action)
-        for req in self._parked.pop(job_key, []):
-            self.queue.add(req)
+                self._done(out.req, out.action)
+        if not self._busy(job_key):
+            for req in self._parked.pop(job_key, []):
+                self.queue.add(req)
+
+    def _created(self, out: "_Out") -> None:
+        try:
+            self.actions.created(out.job, out.creates)
+        except RETRIABLE as e:
+            self._requeue(out.req, out.job, out.action, e)
+            return
+        job = self.ctx.lister.get("Job", out.req.job_name, out.req.namespace)
+        if job is None:
+            self.forget(out.req)
+        else:
+            self._execute(out.req, job, out.action)
 
     def _consume_command(self, namespace: str, name: str) -> None:
         cmd = self.ctx.lister.get("Command", name, namespace)
@@ -462,10 +493,12 @@ def _exit_code(pod: Obj) -> int | None:
 
 
 @dataclass
-class _Write:
-    """A status write not waited for, and the request whose action started it."""
+class _Out:
+    """A job's work not waited for, and the request whose action sent it: a status write, or
+    pod creates (`creates`, answered together) that stopped a sync."""
 
-    future: Future[Obj]
+    future: Future
     req: Request
     job: Obj
     action: str
+    creates: list[tuple[Obj, Future[Obj]]] | None = None

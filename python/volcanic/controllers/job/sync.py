@@ -26,6 +26,7 @@ from volcanic.controllers.runtime import Context
 from volcanic.kube.clock import rfc3339, seconds_of
 from volcanic.kube.errors import AdmissionError, AlreadyExists, InvalidObject, NotFound, StoreError
 from volcanic.kube.objects import Obj, clone, resource_version
+from volcanic.kube.store import all_done, attempt
 
 UpdateFn = Callable[[dict], bool]  # changes status in place; True when the phase changed
 RETAIN_NONE: frozenset[str] = frozenset()
@@ -36,6 +37,16 @@ _PHASE_COUNTER = {"Pending": "pending", "Running": "running", "Succeeded": "succ
 
 class SyncError(Exception):
     """An action could not finish (a pod not created, a missing claim); it is retried."""
+
+
+class CreatesOut(Exception):
+    """SyncJob stopped at pod creates not answered yet: `answered` is done when they all
+    are; the controller then takes them (JobActions.created) and runs the sync again."""
+
+    def __init__(self, creates: list[tuple[Obj, Future[Obj]]]) -> None:
+        super().__init__(f"{len(creates)} pod creates out")
+        self.creates = creates
+        self.answered = all_done([created for _, created in creates])
 
 
 # A created pod the watch has not brought after this long is no longer counted (client-go's
@@ -307,17 +318,16 @@ class JobActions:
 
     def _create_and_delete_pods(self, job: Obj) -> "_Counts":
         """Creates the pods the tasks lack and deletes the out-of-sync and scaled-down ones.
-        A pod the API server refuses (admission, validation) is a FailedCreate Warning Event
-        listing every refused pod, and a SyncError (retried, then TerminateJob); as in
-        Volcano, nothing is deleted on that sync."""
+        The creates go out together; while some are unanswered (a real API server) the sync
+        stops with CreatesOut, to run again once they are: as Volcano's syncJob waits for its
+        creates before it deletes pods or writes status. A refused pod fails the sync (see
+        created())."""
         counts = _Counts()
-        key = job_key(job)
         existing = {p["metadata"]["name"]: p for p in self.pods_of(job)}
-        existing.update((name, pod) for name, pod in self._unseen_pods(key) if name not in existing)
+        existing.update((name, pod) for name, pod in self._unseen_pods(job_key(job)) if name not in existing)
         to_delete: list[Obj] = []
-        failures: list[str] = []
-        tasks = job["spec"].get("tasks") or []
-        for task in tasks:
+        creates: list[tuple[Obj, Future[Obj]]] = []
+        for task in job["spec"].get("tasks") or []:
             to_create = []
             for i in range(task.get("replicas") or 0):
                 name = build.pod_name(job, task["name"], i)
@@ -331,28 +341,44 @@ class JobActions:
                 else:
                     counts.add(pod)
             if to_create and self._dependencies_ready(job, task):
-                for pod, result in zip(to_create, self.ctx.store.create_many(to_create)):
-                    if isinstance(result, AlreadyExists):
-                        continue
-                    if isinstance(result, (AdmissionError, InvalidObject, StoreError)):
-                        failures.append(f"failed to create pod {pod['metadata']['name']}, err: {result}")
-                    elif isinstance(result, Exception):
-                        raise result
-                    else:
-                        counts.add(result)
-                        self._unseen.setdefault(key, {})[result["metadata"]["name"]] = (self.ctx.clock.now(), result)
+                creates += [(pod, self.ctx.store.create_async(pod)) for pod in to_create]
             for pod in [p for p in existing.values()
                         if (p["metadata"].get("annotations") or {}).get(TASK_SPEC) == task["name"]]:
                 to_delete.append(existing.pop(pod["metadata"]["name"]))  # scaled down
-        if failures:
-            self.recorder.event(job, "Warning", FAILED_CREATE, f"Error creating pods: [{' '.join(failures)}]")
-            raise SyncError(f"failed to create {len(failures)} pods of job "
-                            f"{job['metadata']['namespace']}/{job['metadata']['name']}")
+        if not all(created.done() for _, created in creates):
+            raise CreatesOut(creates)
+        self.created(job, creates, counts)
         for pod in to_delete:
             if not pod["metadata"].get("deletionTimestamp"):
                 self.delete_pod(pod)
                 counts.terminating += 1
         return counts
+
+    def created(self, job: Obj, creates: list[tuple[Obj, Future[Obj]]], counts: "_Counts | None" = None) -> None:
+        """Takes the answers to a sync's pod creates: each created pod is counted (into
+        `counts`) and expected until the watch brings it. A pod the API server refused
+        (admission, validation) is a FailedCreate Warning Event listing every refused pod,
+        and a SyncError (retried, then TerminateJob)."""
+        key = job_key(job)
+        failures = []
+        for pod, answer in creates:
+            result = attempt(Future.result, answer)
+            if isinstance(result, AlreadyExists):
+                continue
+            if isinstance(result, (AdmissionError, InvalidObject, StoreError)):
+                failures.append(f"failed to create pod {pod['metadata']['name']}, err: {result}")
+            elif isinstance(result, Exception):
+                raise result
+            else:
+                if counts is not None:
+                    counts.add(result)
+                name = result["metadata"]["name"]
+                if self.ctx.lister.get("Pod", name, result["metadata"]["namespace"]) is None:
+                    self._unseen.setdefault(key, {})[name] = (self.ctx.clock.now(), result)
+        if failures:
+            self.recorder.event(job, "Warning", FAILED_CREATE, f"Error creating pods: [{' '.join(failures)}]")
+            raise SyncError(f"failed to create {len(failures)} pods of job "
+                            f"{job['metadata']['namespace']}/{job['metadata']['name']}")
 
     def _unseen_pods(self, key: str) -> list[tuple[str, Obj]]:
         """Job `key`'s pods created but not brought by the watch yet, lapsed ones dropped."""
