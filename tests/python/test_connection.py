@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import json
 import ssl
 import threading
+import time
 
 import pytest
 
@@ -35,6 +36,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         self.server.arrivals.append(self.path)
+        if self.path == "/hold":
+            self.server.release.wait(timeout=5)
         if self.path == "/together":
             self.server.together.wait(timeout=5)  # breaks unless all arrive at once
         status, body = (404, {"kind": "Status", "reason": "NotFound", "message": "nope"}) \
@@ -70,6 +73,7 @@ def _serve(tls: ssl.SSLContext | None = None):
     httpd.connections, httpd.close_after_answer, httpd.drop_reused = 0, False, False
     httpd.together = threading.Barrier(5)
     httpd.arrivals = []
+    httpd.release = threading.Event()
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd
 
@@ -126,6 +130,22 @@ def test_requests_beyond_the_connections_go_in_the_order_they_were_sent(server, 
     order = [int(path[1:]) for path in server.arrivals]
     assert sorted(order) == list(range(40))
     assert all(later > earlier - 3 for i, earlier in enumerate(order) for later in order[i + 1:])
+
+
+def test_a_request_its_caller_waits_for_goes_ahead_of_background_ones(server, tmp_path):
+    """A Lease renewal or a controller's read must not wait behind a burst of pod creates."""
+    client = _http(tmp_path, server)
+    client.connections = Connections(client.configuration, max_connections=1)
+    held = client.request_async("GET", "/hold")
+    background = [client.request_async("GET", f"/background-{i}") for i in range(5)]
+    waited = threading.Thread(target=lambda: client.request("GET", "/waited"))
+    waited.start()
+    time.sleep(0.3)  # /waited is queued behind /hold, after the background ones
+    server.release.set()
+    waited.join(10)
+    for f in [held, *background]:
+        f.result(timeout=10)
+    assert server.arrivals == ["/hold", "/waited"] + [f"/background-{i}" for i in range(5)]
 
 
 def test_a_connection_the_server_closed_is_replaced(server, tmp_path):

@@ -90,14 +90,16 @@ class KubeClient:
 
     def request(self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None,
                 content_type: str = "application/json", timeout: float | None = None) -> Any:
-        """The decoded JSON answer; a non-2xx answer raises the StoreError it stands for."""
-        return self.request_async(method, path, body, query, content_type, timeout).result()
+        """The decoded JSON answer; a non-2xx answer raises the StoreError it stands for. Sent
+        ahead of the background requests not sent yet: the caller waits for it."""
+        return self.request_async(method, path, body, query, content_type, timeout, first=True).result()
 
     def request_async(self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None,
                       content_type: str = "application/json", timeout: float | None = None,
-                      then: Callable[[Any], Any] | None = None) -> Future:
+                      then: Callable[[Any], Any] | None = None, first: bool = False) -> Future:
         """request() without waiting: a future of the answer (passed through `then`, in the
-        transfer thread) or of the StoreError it stands for."""
+        transfer thread) or of the StoreError it stands for. Background requests go in the
+        order sent."""
         url = path + (("?" + urlencode(query)) if query else "")
         data = None if body is None else orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
 
@@ -111,7 +113,7 @@ class KubeClient:
                 raise api_error(status, payload, f"{method} {path}")
             return payload if then is None else then(payload)
         return self.connections.submit(method, url, data, self.headers(content_type), timeout or self.timeout,
-                                       finish)
+                                       finish, first)
 
     def stream(self, path: str, query: dict[str, Any], timeout: float, on_line: Callable[[dict], bool]) -> None:
         """Gives on_line each line of a watch, decoded, as it comes, until it returns False or

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections import deque
 from concurrent.futures import Future
+from dataclasses import dataclass, field
+import logging
 import selectors
 import socket
 import threading
@@ -27,6 +29,8 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 import pycurl
+
+log = logging.getLogger(__name__)
 
 MAX_CONNECTIONS = 32  # kept-alive connections to the server, one request in flight on each
 
@@ -43,25 +47,26 @@ class Connections:
     def __init__(self, configuration: Any, max_connections: int = MAX_CONNECTIONS) -> None:
         self._base, self._options = _server_options(configuration)
         self._max_connections = max_connections
-        self._queue: deque[tuple[pycurl.Curl, list[bytes], Finish, Future]] = deque()
+        self._queue: list[_Request] = []
         self._lock = threading.Lock()
         self._waker, self._wake_end = socket.socketpair()
         self._thread: threading.Thread | None = None
-        self._spare: list[pycurl.Curl] = []
 
     def submit(self, method: str, path: str, body: bytes | None, headers: dict[str, str], timeout: float,
-               finish: Finish) -> Future:
-        future: Future = Future()
+               finish: Finish, first: bool = False) -> Future:
+        """The future of finish(status, body, error); `first` goes ahead of every request not
+        sent yet (a caller waiting in its thread, a Lease renewal, must not wait behind a
+        burst of pod creates)."""
+        request = _Request(method, path, body, headers, timeout, finish, first)
         with self._lock:
-            easy = self._spare.pop() if self._spare else pycurl.Curl()
-            chunks: list[bytes] = []
-            self._prepare(easy, method, path, body, headers, timeout, chunks.append)
-            self._queue.append((easy, chunks, finish, future))
+            wake = not self._queue  # else a wake is pending already
+            self._queue.append(request)
             if self._thread is None:
                 self._thread = threading.Thread(target=_Transfers(self).run, daemon=True, name="kube-transfers")
                 self._thread.start()
-        self._waker.send(b"\0")
-        return future
+        if wake:
+            self._waker.send(b"\0")
+        return request.future
 
     def stream(self, path: str, headers: dict[str, str], timeout: float, on_chunk: OnChunk) -> tuple[int, str | None]:
         """GET `path`, giving on_chunk(status, chunk) each piece of the body as it comes until it
@@ -78,7 +83,7 @@ class Connections:
                 return None
             stopped[0] = True
             return 0  # abort the transfer
-        self._prepare(easy, "GET", path, None, headers, timeout, write)
+        self._prepare(easy, _Request("GET", path, None, headers, timeout), write)
         easy.setopt(pycurl.HEADERFUNCTION, header)
         easy.setopt(pycurl.TCP_KEEPALIVE, 1)  # a watch is idle for long: notice a vanished peer
         try:
@@ -89,30 +94,36 @@ class Connections:
         easy.close()
         return status[0], error
 
-    def _prepare(self, easy: pycurl.Curl, method: str, path: str, body: bytes | None, headers: dict[str, str],
-                 timeout: float, write: Callable[[bytes], Any]) -> None:
+    def _prepare(self, easy: pycurl.Curl, request: "_Request", write: Callable[[bytes], Any]) -> None:
         for option, value in self._options:
             easy.setopt(option, value)
-        easy.setopt(pycurl.URL, self._base + path)
-        easy.setopt(pycurl.CUSTOMREQUEST, method)
-        if body is not None:
-            easy.setopt(pycurl.POSTFIELDS, body)
-        elif method in ("GET", "HEAD"):
+        easy.setopt(pycurl.URL, self._base + request.path)
+        easy.setopt(pycurl.CUSTOMREQUEST, request.method)
+        if request.body is not None:
+            easy.setopt(pycurl.POSTFIELDS, request.body)
+        elif request.method in ("GET", "HEAD"):
             easy.setopt(pycurl.HTTPGET, 1)
-        easy.setopt(pycurl.HTTPHEADER, [f"{k}: {v}" for k, v in headers.items()] + ["Expect:"])
-        easy.setopt(pycurl.TIMEOUT_MS, int(timeout * 1000))
+        easy.setopt(pycurl.HTTPHEADER, [f"{k}: {v}" for k, v in request.headers.items()] + ["Expect:"])
+        easy.setopt(pycurl.TIMEOUT_MS, int(request.timeout * 1000))
         easy.setopt(pycurl.WRITEFUNCTION, write)
 
-    def _take_queued(self) -> list[tuple[pycurl.Curl, list[bytes], Finish, Future]]:
+    def _take_queued(self) -> list["_Request"]:
         with self._lock:
-            queued = list(self._queue)
-            self._queue.clear()
+            queued, self._queue = self._queue, []
         return queued
 
-    def _recycle(self, easy: pycurl.Curl) -> None:
-        easy.reset()
-        with self._lock:
-            self._spare.append(easy)
+
+@dataclass(slots=True)
+class _Request:
+    method: str
+    path: str
+    body: bytes | None
+    headers: dict[str, str]
+    timeout: float
+    finish: Finish | None = None
+    first: bool = False
+    future: Future = field(default_factory=Future)
+    chunks: list[bytes] = field(default_factory=list)  # the answer's body as it comes
 
 
 class _Transfers:
@@ -120,9 +131,10 @@ class _Transfers:
     says which sockets to watch and when its next timeout is), woken by submit().
 
     At most one request per connection is handed to libcurl; the others wait here and go in
-    the order they were submitted. (libcurl's own queue for a busy host does not keep that
-    order: a job's pods then arrive interleaved with every other job's, and each gang fills
-    only when all do.)"""
+    the order they were submitted, those marked `first` before the others. (libcurl's own
+    queue for a busy host does not keep that order: a job's pods then arrive interleaved
+    with every other job's, and each gang fills only when all do.) So at most that many easy
+    handles exist; they are reused."""
 
     def __init__(self, connections: Connections) -> None:
         self.connections = connections
@@ -134,28 +146,39 @@ class _Transfers:
         self.multi.setopt(pycurl.M_MAX_HOST_CONNECTIONS, connections._max_connections)
         self.multi.setopt(pycurl.M_MAXCONNECTS, connections._max_connections)
         self.deadline: float | None = None
-        self.waiting: deque[tuple[pycurl.Curl, list[bytes], Finish, Future]] = deque()
-        self.running: dict[pycurl.Curl, tuple[list[bytes], Finish, Future]] = {}
+        self.waiting: deque[_Request] = deque()
+        self.waiting_first: deque[_Request] = deque()
+        self.running: dict[pycurl.Curl, _Request] = {}
+        self.spare: list[pycurl.Curl] = []
 
     def run(self) -> None:
         while True:
-            timeout = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
-            for key, events in self.selector.select(timeout):
-                if key.fileobj is self.connections._wake_end:
-                    self.connections._wake_end.recv(4096)
-                    self.waiting.extend(self.connections._take_queued())
-                else:
-                    self.multi.socket_action(key.fd, _curl_events(events))
-            if self.deadline is not None and time.monotonic() >= self.deadline:
-                self.deadline = None
-                self.multi.socket_action(pycurl.SOCKET_TIMEOUT, 0)
-            self._finish_done()
-            self._start_waiting()
+            try:
+                self._step()
+            except Exception:  # noqa: BLE001 - the thread every request waits on must not die
+                log.exception("kube-transfers: unexpected error; going on")
+
+    def _step(self) -> None:
+        timeout = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        for key, events in self.selector.select(timeout):
+            if key.fileobj is self.connections._wake_end:
+                self.connections._wake_end.recv(4096)
+                for request in self.connections._take_queued():
+                    (self.waiting_first if request.first else self.waiting).append(request)
+            else:
+                self.multi.socket_action(key.fd, _curl_events(events))
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.deadline = None
+            self.multi.socket_action(pycurl.SOCKET_TIMEOUT, 0)
+        self._finish_done()
+        self._start_waiting()
 
     def _start_waiting(self) -> None:
-        while self.waiting and len(self.running) < self.connections._max_connections:
-            easy, chunks, finish, future = self.waiting.popleft()
-            self.running[easy] = (chunks, finish, future)
+        while (self.waiting_first or self.waiting) and len(self.running) < self.connections._max_connections:
+            request = (self.waiting_first or self.waiting).popleft()
+            easy = self.spare.pop() if self.spare else pycurl.Curl()
+            self.connections._prepare(easy, request, request.chunks.append)
+            self.running[easy] = request
             self.multi.add_handle(easy)  # libcurl asks for a timeout of 0 to start it
 
     def _finish_done(self) -> None:
@@ -169,16 +192,17 @@ class _Transfers:
                 return
 
     def _finish(self, easy: pycurl.Curl, error: str | None) -> None:
-        chunks, finish, future = self.running.pop(easy)
+        request = self.running.pop(easy)
         status = easy.getinfo(pycurl.RESPONSE_CODE)
         self.multi.remove_handle(easy)
-        self.connections._recycle(easy)
+        easy.reset()
+        self.spare.append(easy)
         try:
-            value = finish(status, b"".join(chunks), error)
+            value = request.finish(status, b"".join(request.chunks), error)
         except BaseException as e:  # noqa: BLE001 - the caller gets it from the future
-            future.set_exception(e)
+            request.future.set_exception(e)
         else:
-            future.set_result(value)
+            request.future.set_result(value)
 
     def _watch_socket(self, what: int, fd: int, multi: Any, data: Any) -> None:
         if fd in self.selector.get_map():

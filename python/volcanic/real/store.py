@@ -73,38 +73,44 @@ class KubeStore:
         if not names:
             listed.set()
 
-    # Writes.
+    # Writes. The waited-for ones go ahead of the background ones not sent yet.
     def create(self, obj: Obj) -> Obj:
-        return self.create_async(obj).result()
+        return self._create(obj, first=True).result()
+
+    def create_async(self, obj: Obj) -> Future[Obj]:
+        return self._create(obj)
 
     def update(self, obj: Obj) -> Obj:
-        return self._write_async("PUT", obj, "").result()
+        return self._write(obj, "", first=True).result()
 
     def update_status(self, obj: Obj) -> Obj:
-        return self.update_status_async(obj).result()
+        return self._write(obj, "/status", first=True).result()
 
     def update_status_async(self, obj: Obj) -> Future[Obj]:
-        return self._write_async("PUT", obj, "/status")
+        return self._write(obj, "/status")
 
     def bind(self, namespace: str, name: str, node: str) -> Obj:
-        return self.bind_async(namespace, name, node).result()
+        return self._bind(namespace, name, node, first=True).result()
 
     def bind_async(self, namespace: str, name: str, node: str) -> Future[Obj]:
+        return self._bind(namespace, name, node)
+
+    def _create(self, obj: Obj, first: bool = False) -> Future[Obj]:
+        k = kind_named(obj.get("kind"))
+        return self.client.request_async("POST", k.path(_ns(k, _namespace_of(obj))), obj,
+                                         then=lambda answer: _typed(k, answer), first=first)
+
+    def _write(self, obj: Obj, subresource: str, first: bool = False) -> Future[Obj]:
+        k = kind_named(obj.get("kind"))
+        path = k.path(_ns(k, _namespace_of(obj)), obj["metadata"]["name"]) + subresource
+        return self.client.request_async("PUT", path, obj, then=lambda answer: _typed(k, answer), first=first)
+
+    def _bind(self, namespace: str, name: str, node: str, first: bool = False) -> Future[Obj]:
         """POST pods/binding; the future of the server's Status answer."""
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": namespace},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
         return self.client.request_async("POST", f"/api/v1/namespaces/{namespace}/pods/{name}/binding", body,
-                                         then=lambda answer: answer or {})
-
-    def create_async(self, obj: Obj) -> Future[Obj]:
-        k = kind_named(obj.get("kind"))
-        return self.client.request_async("POST", k.path(_ns(k, _namespace_of(obj))), obj,
-                                         then=lambda answer: _typed(k, answer))
-
-    def _write_async(self, method: str, obj: Obj, subresource: str) -> Future[Obj]:
-        k = kind_named(obj.get("kind"))
-        path = k.path(_ns(k, _namespace_of(obj)), obj["metadata"]["name"]) + subresource
-        return self.client.request_async(method, path, obj, then=lambda answer: _typed(k, answer))
+                                         then=lambda answer: answer or {}, first=first)
 
     def delete(self, kind: str, name: str, namespace: str | None = None, uid: str | None = None) -> None:
         k = kind_named(kind)
