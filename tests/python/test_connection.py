@@ -40,6 +40,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.release.wait(timeout=5)
         if self.path == "/together":
             self.server.together.wait(timeout=5)  # breaks unless all arrive at once
+        if self.path == "/plain":  # what the API server says of a group it does not serve
+            self.send_response(404)
+            self.send_header("Content-Length", "18")
+            self.end_headers()
+            self.wfile.write(b"404 page not found")
+            return
         status, body = (404, {"kind": "Status", "reason": "NotFound", "message": "nope"}) \
             if self.path == "/missing" else (200, {"path": self.path, "auth": self.headers.get("Authorization"),
                                                    "host": self.headers.get("Host")})
@@ -59,6 +65,9 @@ class _Handler(BaseHTTPRequestHandler):
         lines = b"".join(json.dumps({"type": "ADDED", "object": {"n": i}}).encode() + b"\n" for i in range(3))
         for piece in (lines[:10], lines[10:]):  # a line split across chunks
             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+        self.wfile.flush()
+        if self.path.startswith("/watch-open"):  # a watch that stays open until the client leaves
+            self.server.release.wait(timeout=10)
         self.wfile.write(b"0\r\n\r\n")
         self.close_connection = True
 
@@ -137,13 +146,13 @@ def test_a_request_its_caller_waits_for_goes_ahead_of_background_ones(server, tm
     client = _http(tmp_path, server)
     client.connections = Connections(client.configuration, max_connections=1)
     held = client.request_async("GET", "/hold")
+    deadline = time.monotonic() + 5
+    while not server.arrivals and time.monotonic() < deadline:  # /hold holds the one connection
+        time.sleep(0.01)
     background = [client.request_async("GET", f"/background-{i}") for i in range(5)]
-    waited = threading.Thread(target=lambda: client.request("GET", "/waited"))
-    waited.start()
-    time.sleep(0.3)  # /waited is queued behind /hold, after the background ones
+    waited = client.request_async("GET", "/waited", first=True)  # as request() sends it
     server.release.set()
-    waited.join(10)
-    for f in [held, *background]:
+    for f in [held, *background, waited]:
         f.result(timeout=10)
     assert server.arrivals == ["/hold", "/waited"] + [f"/background-{i}" for i in range(5)]
 
@@ -170,6 +179,8 @@ def test_answers_and_failures_become_store_errors(server, tmp_path):
         client.request("GET", "/missing")
     with pytest.raises(NotFound, match="nope"):
         client.request_async("GET", "/missing").result()
+    with pytest.raises(NotFound, match="GET /plain: 404 page not found"):
+        client.request("GET", "/plain")
     with pytest.raises(Unavailable, match="GET /a"):
         _client(tmp_path, f"http://127.0.0.1:{free_port()}").request("GET", "/a")  # nobody listens
 
@@ -183,10 +194,13 @@ def test_a_watch_gives_each_line_decoded_as_it_comes(server, tmp_path):
 
 
 def test_a_watch_ends_when_told_and_raises_what_its_handler_raised(server, tmp_path):
+    """The handler's False ends a watch the server keeps open (the reflector's stop, a 410)."""
     client = _http(tmp_path, server)
     events = []
-    client.stream("/watch", {}, 5.0, lambda event: events.append(event) or len(events) < 2)
-    assert len(events) == 2
+    started = time.monotonic()
+    client.stream("/watch-open", {}, 30.0, lambda event: events.append(event) or len(events) < 2)
+    assert len(events) == 2 and time.monotonic() - started < 5
+    server.release.set()
 
     def fail(event):
         raise ValueError("bad event")

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import volcanic
 from volcanic.kube.errors import AdmissionError, Conflict
 from volcanic.kube.store import attempt, done
+from volcanic.controllers.job.policy import Request
 from job_helpers import cluster, job, node, phase, pods, status, task, wait
 
 
@@ -28,7 +29,7 @@ class HeldAnswers:
     the clock (other kinds' writes, the scheduler's, are answered at once)."""
 
     def __init__(self, c: volcanic.Cluster, fail: int = 0, delays: dict[str, float] | None = None,
-                 refuse: tuple[str, ...] = ()) -> None:
+                 refuse: tuple[str, ...] = (), twice: tuple[str, ...] = ()) -> None:
         self.c, self.delays = c, delays or {}
         self.out: list[str] = []       # jobs with a status write out
         self.creating: list[str] = []  # jobs with pod creates out, once per create
@@ -36,6 +37,9 @@ class HeldAnswers:
         self.conflicts = 0             # writes the API server refused as stale
         self.fail = fail               # the first `fail` writes fail as conflicts
         self.refuse = set(refuse)      # pods whose first create is refused
+        self.twice = set(twice)        # pods whose first create is done twice (a create that timed out)
+        self.sent: list[str] = []      # the pods whose creates were sent
+        self.on_answer: Callable[[], None] = lambda: None  # called after each answer is given
 
     def update_status_async(self, obj: dict) -> Future:
         if obj["kind"] != "Job":
@@ -46,6 +50,8 @@ class HeldAnswers:
         if obj["kind"] != "Pod":
             return done(self.c.api.create, obj)
         self.created.append((_job_of(obj), list(self.out), list(self.creating)))
+        self.sent.append(obj["metadata"]["name"])
+        assert self.sent.count(obj["metadata"]["name"]) < 5, "a pod created again and again"
         return self._hold(obj, self.creating, self._create)
 
     def _hold(self, obj: dict, out: list[str], answer: Callable[[dict], Any]) -> Future:
@@ -56,6 +62,7 @@ class HeldAnswers:
             out.remove(name)
             result = answer(obj)
             future.set_exception(result) if isinstance(result, Exception) else future.set_result(result)
+            self.on_answer()
         self.c._clock.after(self.delays.get(name, 0.0), give)
         return future
 
@@ -71,6 +78,9 @@ class HeldAnswers:
         if obj["metadata"]["name"] in self.refuse:
             self.refuse.discard(obj["metadata"]["name"])
             return AdmissionError("pod refused by a test", kind="Pod", name=obj["metadata"]["name"])
+        if obj["metadata"]["name"] in self.twice:
+            self.twice.discard(obj["metadata"]["name"])
+            self.c.api.create(obj)  # the answer to this one was lost: the client sees the next
         return attempt(self.c.api.create, obj)
 
     def jobs_created(self) -> list[tuple[str, list[str], list[str]]]:
@@ -88,9 +98,9 @@ class _Answer(Future):
 
 
 def held_cluster(monkeypatch, fail: int = 0, delays: dict[str, float] | None = None,
-                 refuse: tuple[str, ...] = ()) -> tuple[volcanic.Cluster, HeldAnswers]:
+                 refuse: tuple[str, ...] = (), twice: tuple[str, ...] = ()) -> tuple[volcanic.Cluster, HeldAnswers]:
     c = cluster(node("n1", cpu="16"))
-    held = HeldAnswers(c, fail, delays, refuse)
+    held = HeldAnswers(c, fail, delays, refuse, twice)
     monkeypatch.setattr(c.api, "update_status_async", held.update_status_async)
     monkeypatch.setattr(c.api, "create_async", held.create_async)
     return c, held
@@ -206,3 +216,61 @@ def test_a_create_refused_in_the_background_is_failed_create_and_retried(monkeyp
     assert sorted(name for name, *_ in held.created) == ["a"] * 4  # three, and a-t-1 again
     c.run(1)
     assert status(c, "a").get("running") == 3 and c.errors == []
+
+
+def test_an_action_that_comes_as_creates_are_answered_waits_for_the_resumed_sync(monkeypatch) -> None:
+    """An AbortJob comes right when job a's creates are answered, before the controller took
+    the answers (and before the watch brought the pods): the stopped sync resumes first, its
+    status write goes out, and the abort waits for that write aside, then runs. Had it run at
+    once, two status writes of one job would be out, the first one's answer lost."""
+    c, held = held_cluster(monkeypatch, delays={"a": 2.0})
+    ctrl = c.controllers["job-controller"]
+    c.apply(job("a", task("t", 3)))
+    assert wait(c, lambda: len(held.creating) == 3, 5)
+    uid = c.get("Job", "a")["metadata"]["uid"]
+    abort = Request("default", "a", job_uid=uid, event="CommandIssued", action="AbortJob")
+    pump = c.informers.pump
+    c.informers.pump = lambda: None
+
+    def abort_now() -> None:
+        if not held.creating:
+            held.on_answer = lambda: None
+            for waiting in ctrl._parked.pop("default/a", []):  # (a's status events: queued again)
+                ctrl.queue.add(waiting)
+            ctrl.process(abort)
+            assert ctrl._parked["default/a"] == [abort] and held.out == ["a"]  # the resumed sync's write
+            c.informers.pump = pump
+    held.on_answer = abort_now
+    assert wait(c, lambda: phase(c, "a") == "Aborted", 20)
+    assert held.conflicts == 0 and ctrl._out == {} and ctrl._parked == {} and c.errors == []
+
+
+def test_a_create_answered_already_exists_while_the_watch_lags_is_counted_not_sent_again(monkeypatch) -> None:
+    """A create whose first answer was lost (it was done, the retry says AlreadyExists) is
+    expected like a created pod: the resumed sync counts it while the watch has not brought it,
+    instead of creating it again at every answer."""
+    c, held = held_cluster(monkeypatch, twice=("a-t-1",))
+    pump = c.informers.pump
+    held.on_answer = lambda: setattr(c.informers, "pump", lambda: None)  # the watch falls behind the creates
+    c.apply(job("a", task("t", 3)))
+    assert wait(c, lambda: len(held.sent) >= 3 and not held.creating, 5)
+    c.run(3)
+    assert sorted(held.sent) == ["a-t-0", "a-t-1", "a-t-2"]
+    assert len(pods(c, "a")) == 3 and status(c, "a").get("pending") == 3  # a-t-1 counted though unseen
+    held.on_answer = lambda: None
+    c.informers.pump = pump
+    assert wait(c, lambda: phase(c, "a") == "Running", 10)
+    assert sorted(held.sent) == ["a-t-0", "a-t-1", "a-t-2"] and c.errors == []
+
+
+def test_a_job_deleted_while_its_creates_are_out_is_forgotten_with_them(monkeypatch) -> None:
+    """The answers to a deleted job's creates are no one's to count: no sync runs again, no
+    pod is expected for it, nothing is left waiting."""
+    c, held = held_cluster(monkeypatch, delays={"a": 3.0})
+    ctrl = c.controllers["job-controller"]
+    c.apply(job("a", task("t", 3)))
+    assert wait(c, lambda: len(held.creating) == 3, 5)
+    c.delete("Job", "a")
+    c.run(5)
+    assert not held.creating and ctrl._out == {} and ctrl._parked == {}
+    assert "default/a" not in ctrl.actions._unseen and len(held.sent) == 3 and c.errors == []

@@ -106,11 +106,11 @@ class KubeClient:
         def finish(status: int, answer: bytes, error: str | None) -> Any:
             if error is not None:
                 raise Unavailable("", "", "", f"{method} {path}: {error}")
-            payload = orjson.loads(answer) if answer else None
             if status >= 300:
                 if status == 401:  # a rotated token: ask for the credentials again next time
                     self._auth_until = 0.0
-                raise api_error(status, payload, f"{method} {path}")
+                raise api_error(status, _status_of(answer, f"{method} {path}"), f"{method} {path}")
+            payload = orjson.loads(answer) if answer else None
             return payload if then is None else then(payload)
         return self.connections.submit(method, url, data, self.headers(content_type), timeout or self.timeout,
                                        finish, first)
@@ -139,8 +139,16 @@ class KubeClient:
         if error is not None:
             raise Unavailable("", "", "", f"watch {path}: {error}")
         if status >= 300:
-            data = b"".join(error_body)
-            raise api_error(status, orjson.loads(data) if data else None, f"watch {path}")
+            raise api_error(status, _status_of(b"".join(error_body), f"watch {path}"), f"watch {path}")
+
+
+def _status_of(answer: bytes, what: str) -> Any:
+    """An error answer's Status object; an answer that is not JSON (a proxy's page, the API
+    server's "404 page not found" for a group it does not serve) as a Status with its text."""
+    try:
+        return orjson.loads(answer) if answer else None
+    except orjson.JSONDecodeError:
+        return {"message": f"{what}: {answer[:200].decode(errors='replace').strip()}"}
 
 
 def api_error(status: int, payload: Any, what: str) -> StoreError | AdmissionError | InvalidObject:

@@ -91,7 +91,8 @@ class Connections:
             error = None
         except pycurl.error as e:
             error = None if stopped[0] else _message(e)
-        easy.close()
+        finally:
+            easy.close()
         return status[0], error
 
     def _prepare(self, easy: pycurl.Curl, request: "_Request", write: Callable[[bytes], Any]) -> None:
@@ -101,7 +102,7 @@ class Connections:
         easy.setopt(pycurl.CUSTOMREQUEST, request.method)
         if request.body is not None:
             easy.setopt(pycurl.POSTFIELDS, request.body)
-        elif request.method in ("GET", "HEAD"):
+        elif request.method == "GET":
             easy.setopt(pycurl.HTTPGET, 1)
         easy.setopt(pycurl.HTTPHEADER, [f"{k}: {v}" for k, v in request.headers.items()] + ["Expect:"])
         easy.setopt(pycurl.TIMEOUT_MS, int(request.timeout * 1000))
@@ -157,6 +158,7 @@ class _Transfers:
                 self._step()
             except Exception:  # noqa: BLE001 - the thread every request waits on must not die
                 log.exception("kube-transfers: unexpected error; going on")
+                self.deadline = time.monotonic()  # let libcurl look at every transfer again
 
     def _step(self) -> None:
         timeout = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
@@ -177,9 +179,14 @@ class _Transfers:
         while (self.waiting_first or self.waiting) and len(self.running) < self.connections._max_connections:
             request = (self.waiting_first or self.waiting).popleft()
             easy = self.spare.pop() if self.spare else pycurl.Curl()
-            self.connections._prepare(easy, request, request.chunks.append)
+            try:
+                self.connections._prepare(easy, request, request.chunks.append)
+                self.multi.add_handle(easy)  # libcurl asks for a timeout of 0 to start it
+            except Exception as e:  # noqa: BLE001 - a request libcurl refuses (a bad header): its caller's error
+                easy.close()
+                request.future.set_exception(e)
+                continue
             self.running[easy] = request
-            self.multi.add_handle(easy)  # libcurl asks for a timeout of 0 to start it
 
     def _finish_done(self) -> None:
         while True:
@@ -193,11 +200,11 @@ class _Transfers:
 
     def _finish(self, easy: pycurl.Curl, error: str | None) -> None:
         request = self.running.pop(easy)
-        status = easy.getinfo(pycurl.RESPONSE_CODE)
-        self.multi.remove_handle(easy)
-        easy.reset()
-        self.spare.append(easy)
         try:
+            status = easy.getinfo(pycurl.RESPONSE_CODE)
+            self.multi.remove_handle(easy)
+            easy.reset()
+            self.spare.append(easy)
             value = request.finish(status, b"".join(request.chunks), error)
         except BaseException as e:  # noqa: BLE001 - the caller gets it from the future
             request.future.set_exception(e)

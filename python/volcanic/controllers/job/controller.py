@@ -251,10 +251,11 @@ class JobController(Controller):
                 self._consume_command(*request[1:])
             return
         req: Request = request
+        if req.job_key not in self._parked and not self._busy(req.job_key):
+            self._collect(req.job_key)  # may send the job's next work (a sync resumed after its creates)
         if req.job_key in self._parked or self._busy(req.job_key):
             self._park(req)
             return
-        self._collect(req.job_key)
         queued = self._queued_at.pop(req, None)
         self._cancel_on_pod_event(req)
         job = self.ctx.lister.get("Job", req.job_name, req.namespace)
@@ -340,30 +341,34 @@ class JobController(Controller):
         request (a failed one requeues it); answered creates let the stopped sync run again.
         Then, once nothing is out, the requests that waited are queued again, in order."""
         out = self._out.pop(job_key, None)
-        if out is not None and out.creates is not None:
-            self._created(out)
-        elif out is not None:
-            try:
-                self.actions.written(out.future.result())
-            except RETRIABLE as e:
-                self._requeue(out.req, out.job, out.action, e)
-            else:
-                self._done(out.req, out.action)
-        if not self._busy(job_key):
-            for req in self._parked.pop(job_key, []):
-                self.queue.add(req)
+        try:
+            if out is not None and out.creates is not None:
+                self._created(out)
+            elif out is not None:
+                try:
+                    self.actions.written(out.future.result())
+                except RETRIABLE as e:
+                    self._requeue(out.req, out.job, out.action, e)
+                else:
+                    self._done(out.req, out.action)
+        finally:
+            if not self._busy(job_key):
+                for req in self._parked.pop(job_key, []):
+                    self.queue.add(req)
 
     def _created(self, out: "_Out") -> None:
+        """Creates answered: the stopped sync runs again, unless the job went meanwhile (its
+        answers are then no one's to count)."""
+        job = self.ctx.lister.get("Job", out.req.job_name, out.req.namespace)
+        if job is None or job["metadata"]["uid"] != out.job["metadata"]["uid"]:
+            self.forget(out.req)
+            return
         try:
             self.actions.created(out.job, out.creates)
         except RETRIABLE as e:
             self._requeue(out.req, out.job, out.action, e)
             return
-        job = self.ctx.lister.get("Job", out.req.job_name, out.req.namespace)
-        if job is None:
-            self.forget(out.req)
-        else:
-            self._execute(out.req, job, out.action)
+        self._execute(out.req, job, out.action)
 
     def _consume_command(self, namespace: str, name: str) -> None:
         cmd = self.ctx.lister.get("Command", name, namespace)

@@ -359,26 +359,30 @@ class JobActions:
         `counts`) and expected until the watch brings it. A pod the API server refused
         (admission, validation) is a FailedCreate Warning Event listing every refused pod,
         and a SyncError (retried, then TerminateJob)."""
-        key = job_key(job)
         failures = []
         for pod, answer in creates:
             result = attempt(Future.result, answer)
             if isinstance(result, AlreadyExists):
-                continue
-            if isinstance(result, (AdmissionError, InvalidObject, StoreError)):
+                self._expect(job, pod)  # made by an earlier create: the watch will bring it
+            elif isinstance(result, (AdmissionError, InvalidObject, StoreError)):
                 failures.append(f"failed to create pod {pod['metadata']['name']}, err: {result}")
             elif isinstance(result, Exception):
                 raise result
             else:
                 if counts is not None:
                     counts.add(result)
-                name = result["metadata"]["name"]
-                if self.ctx.lister.get("Pod", name, result["metadata"]["namespace"]) is None:
-                    self._unseen.setdefault(key, {})[name] = (self.ctx.clock.now(), result)
+                self._expect(job, result)
         if failures:
             self.recorder.event(job, "Warning", FAILED_CREATE, f"Error creating pods: [{' '.join(failures)}]")
             raise SyncError(f"failed to create {len(failures)} pods of job "
                             f"{job['metadata']['namespace']}/{job['metadata']['name']}")
+
+    def _expect(self, job: Obj, pod: Obj) -> None:
+        """A pod of the job exists that the watch may not have brought yet: counted, not
+        created again, until it does (or UNSEEN_SECONDS pass)."""
+        meta = pod["metadata"]
+        if self.ctx.lister.get("Pod", meta["name"], meta["namespace"]) is None:
+            self._unseen.setdefault(job_key(job), {})[meta["name"]] = (self.ctx.clock.now(), pod)
 
     def _unseen_pods(self, key: str) -> list[tuple[str, Obj]]:
         """Job `key`'s pods created but not brought by the watch yet, lapsed ones dropped."""

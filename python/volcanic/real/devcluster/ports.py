@@ -34,9 +34,12 @@ def _is_free(port: int) -> bool:
 
 
 def free_ports(count: int) -> list[int]:
-    """`count` distinct ports, free now, below the ephemeral range."""
+    """`count` distinct ports, free now, below the ephemeral range (the kernel's choice when
+    that range leaves no room below it)."""
     high = _ephemeral_low()
     low = max(1024, high - _SPAN)
+    if high - low < count:
+        return _kernel_ports(count)
     ports: list[int] = []
     for port in random.sample(range(low, high), high - low):
         if _is_free(port):
@@ -44,6 +47,17 @@ def free_ports(count: int) -> list[int]:
             if len(ports) == count:
                 return ports
     raise OSError(f"no {count} free ports in {low}..{high - 1}")
+
+
+def _kernel_ports(count: int) -> list[int]:
+    socks = [socket.socket() for _ in range(count)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def free_port() -> int:
