@@ -48,6 +48,19 @@ def pods_of(env, job, namespace):
             if (p["metadata"].get("labels") or {}).get("volcano.sh/job-name") == job]
 
 
+def _stuck(env, up, jobs, namespace) -> str:
+    """What a test that waited in vain shows: each job's phase and status counts, its pods'
+    phases, and the end of `up`'s log."""
+    lines = []
+    for n in jobs:
+        status = (env.store.get("Job", n, namespace) or {}).get("status") or {}
+        pods = sorted((p["metadata"]["name"], (p.get("status") or {}).get("phase"), bool(p["spec"].get("nodeName")))
+                      for p in pods_of(env, n, namespace))
+        lines.append(f"{n}: {phase(env, n, namespace)} {dict((k, status.get(k)) for k in ('pending', 'running', 'succeeded', 'failed'))} pods {pods}")
+    log = up.proc.log_path.read_text(errors="replace").splitlines()[-60:]
+    return "\n".join(lines + ["--- volcanic up:"] + log)
+
+
 def bound(pods):
     return [p for p in pods if p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp")]
 
@@ -139,7 +152,7 @@ def test_killing_up_mid_run_loses_no_job_and_binds_no_pod_twice(env, up, namespa
     up.kill()
     up.start()
     assert env.wait(lambda: all(phase(env, n, namespace) == "Completed" for n in jobs), timeout=90), \
-        {n: phase(env, n, namespace) for n in jobs}
+        _stuck(env, up, jobs, namespace)
     for n in jobs:
         pods = pods_of(env, n, namespace)
         assert sorted(p["metadata"]["name"] for p in pods) == [f"{n}-task-{i}" for i in range(10)]
