@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import json
+import socket
 import ssl
 import threading
 import time
@@ -235,3 +236,24 @@ def test_tls_as_the_kubeconfig_says(tmp_path):
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_the_sockets_libcurl_asks_to_watch(tmp_path):
+    """libcurl's socket callback: IN/OUT registered, POLL_NONE (a socket it wants nothing from
+    yet) and POLL_REMOVE not, each call replacing the last."""
+    import pycurl
+    import selectors
+
+    from volcanic.real.connection import _Transfers
+
+    transfers = _Transfers(_client(tmp_path, "http://127.0.0.1:1").connections)
+    with socket.socket() as s:
+        fd = s.fileno()
+        transfers._watch_socket(pycurl.POLL_NONE, fd, None, None)
+        assert fd not in transfers.selector.get_map()
+        transfers._watch_socket(pycurl.POLL_INOUT, fd, None, None)
+        assert transfers.selector.get_key(fd).events == selectors.EVENT_READ | selectors.EVENT_WRITE
+        transfers._watch_socket(pycurl.POLL_IN, fd, None, None)
+        assert transfers.selector.get_key(fd).events == selectors.EVENT_READ
+        transfers._watch_socket(pycurl.POLL_REMOVE, fd, None, None)
+        assert fd not in transfers.selector.get_map()
