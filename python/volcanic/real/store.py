@@ -2,9 +2,8 @@
 
 Reads and writes are one REST call each (through KubeClient); the `_async` writes return at
 once with a future of the answer, so a batch (a job's pods, a session's binds) is sent
-concurrently. `watch()` starts one
-reflector thread per kind: it lists (in pages), offers every object as ADDED, then watches
-from the list's resourceVersion with bookmarks. When the watch ends it resumes from the last
+concurrently. `watch()` starts one reflector thread per kind: it lists (in pages), offers
+every object as ADDED, then watches from the list's resourceVersion with bookmarks. When the watch ends it resumes from the last
 resourceVersion seen; when that is too old (410 Gone) it lists again, offering what changed
 and a DELETED tombstone (an object without a resourceVersion) for what vanished meanwhile.
 """

@@ -245,13 +245,12 @@ class JobController(Controller):
     def process(self, request: Hashable) -> None:
         if isinstance(request, tuple):
             if request[0] == "answered":  # a job's background work was answered (more may be out by now)
-                if not self._busy(request[1]):
-                    self._collect(request[1])
+                self._collect(request[1])
             else:
                 self._consume_command(*request[1:])
             return
         req: Request = request
-        if req.job_key not in self._parked and not self._busy(req.job_key):
+        if req.job_key not in self._parked:
             self._collect(req.job_key)  # may send the job's next work (a sync resumed after its creates)
         if req.job_key in self._parked or self._busy(req.job_key):
             self._park(req)
@@ -333,13 +332,15 @@ class JobController(Controller):
         request for a job with work out waits for it aside, and the controller goes on with
         other jobs (one job's creates must not hold up every job's pods)."""
         self._parked.setdefault(req.job_key, []).append(req)
-        if not self._busy(req.job_key):
-            self._collect(req.job_key)
+        self._collect(req.job_key)
 
     def _collect(self, job_key: str) -> None:
-        """Takes the answer to the job's work out, if any: a status write's answer completes its
-        request (a failed one requeues it); answered creates let the stopped sync run again.
-        Then, once nothing is out, the requests that waited are queued again, in order."""
+        """Takes the answer to the job's work out, if it is answered: a status write's answer
+        completes its request (a failed one requeues it); answered creates let the stopped sync
+        run again. Then, once nothing is out, the requests that waited are queued again, in
+        order. Nothing while the work is still out."""
+        if self._busy(job_key):
+            return
         out = self._out.pop(job_key, None)
         try:
             if out is not None and out.creates is not None:

@@ -5,9 +5,9 @@ Both finish the same way: recount the job's pods into status, let the state's up
 function move the phase (appending a condition when it does), write the status. SyncJob's
 pod creates and status write are not waited for (the controller collects them before the
 job's next action): on a real API server a wait of tens of milliseconds per sync kept the
-controller from the next job's pods. A write goes with the resourceVersion of the job as last known, the
-informer's copy or, when newer, the answer to the controller's own last write, so a job
-synced again before the watch brings that write back is not a conflict.
+controller from the next job's pods. A write goes with the resourceVersion of the job as
+last known, the informer's copy or, when newer, the answer to the controller's own last
+write, so a job synced again before the watch brings that write back is not a conflict.
 """
 
 from __future__ import annotations
