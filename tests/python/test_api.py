@@ -119,6 +119,11 @@ def test_malformed_objects_of_every_kind():
             volcanic.Scheduler().upsert(obj)
     with pytest.raises(volcanic.InvalidObject, match="unsupported type"):
         volcanic.Scheduler().upsert({"kind": "Pod", "metadata": {"name": object()}})
+    deep = {"kind": "Pod", "spec": {"containers": [{}, {"resources": {"requests": {"cpu": {1}}}}]}}
+    with pytest.raises(volcanic.InvalidObject, match=r"^spec\.containers\[1\]\.resources\.requests\.cpu: unsupported type set$"):
+        volcanic.Scheduler().upsert(deep)
+    with pytest.raises(volcanic.InvalidObject, match=r"^spec\.ports\[0\]: integer out of range$"):
+        volcanic.Scheduler().upsert({"kind": "Pod", "spec": {"ports": (2 ** 64,)}})
     with pytest.raises(volcanic.InvalidObject, match="not valid JSON"):
         volcanic.Scheduler().upsert("{not json")
 

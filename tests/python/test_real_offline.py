@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import copy
 import socket
+import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -15,6 +17,7 @@ import yaml
 
 from volcanic.kube.errors import AdmissionError, AlreadyExists, Conflict, InvalidObject, NotFound, Unavailable
 from volcanic.kube.informers import Handler, Informers
+from volcanic.kube.kinds import kind_named
 from volcanic.kube.store import Watch
 from volcanic.real.client import api_error, kubeconfig_path
 from volcanic.real.devcluster import ports
@@ -22,6 +25,8 @@ from volcanic.real.install import render
 from volcanic.real import serving
 from volcanic.real.manifests import RULES, crds
 from volcanic.real.metrics import SchedulerMetrics
+from volcanic.real.operator import _plain
+from volcanic.real.store import KubeStore, Reflector
 from volcanic.real.registrations import DEFAULT_ADMISSIONS, WEBHOOKS, configurations
 from volcanic.scheduler.engine import Decisions
 
@@ -114,6 +119,39 @@ def test_informers_follow_a_relist_replays_and_tombstones():
     inf.pump()
     assert seen == [("add", "a"), ("add", "b"), ("update", "b"), ("delete", "1")]
     assert [p["metadata"]["name"] for p in inf.list("Pod")] == ["b"]
+
+
+def test_objects_are_kept_without_the_servers_managed_fields():
+    """As kube-scheduler's and kube-controller-manager's informers keep them (real/store.py
+    trimmed): a watched or listed object, and one kopf hands over, lose metadata.managedFields
+    and nothing else; kopf's own copy is left as it is."""
+    managed = [{"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}]
+    watch = Watch(["Pod"])
+    reflector = Reflector(KubeStore(client=None), kind_named("Pod"), watch, None)
+    pod = {"metadata": {"name": "p", "namespace": "ns", "resourceVersion": "7", "labels": {"a": "b"},
+                        "managedFields": managed}, "spec": {"nodeName": "n1"}}
+    assert reflector._event({"type": "ADDED", "object": pod})
+    [(event, obj)] = watch.drain()
+    assert (event, obj["kind"], obj["metadata"]) == ("ADDED", "Pod", {"name": "p", "namespace": "ns",
+                                                                      "resourceVersion": "7", "labels": {"a": "b"}})
+    assert obj["spec"] == {"nodeName": "n1"} and reflector.version == "7"
+    body = {"metadata": {"name": "j", "namespace": "ns", "managedFields": managed}}
+    job = _plain(body, kind_named("Job"))
+    assert (job["kind"], job["metadata"]) == ("Job", {"name": "j", "namespace": "ns"})
+    assert body["metadata"]["managedFields"] == managed
+
+
+def test_a_watch_lingers_after_the_event_that_ends_its_wait():
+    """Watch.wait(linger=...): a burst is taken in one pass, not one wake per event."""
+    watch = Watch(["Pod"])
+    threading.Timer(0.05, lambda: [watch.offer("ADDED", {"kind": "Pod", "n": i}) for i in range(3)]).start()
+    threading.Timer(0.1, lambda: watch.offer("ADDED", {"kind": "Pod", "n": 3})).start()
+    started = time.monotonic()
+    assert watch.wait(timeout=5, linger=0.2)
+    assert 0.25 <= time.monotonic() - started < 2
+    assert [obj["n"] for _, obj in watch.drain()] == [0, 1, 2, 3]
+    watch.wake()  # a wake without events still ends the wait, and returns False
+    assert not watch.wait(timeout=5, linger=0.01)
 
 
 def test_webhook_configurations_are_volcanos_and_never_block_foreign_pods():

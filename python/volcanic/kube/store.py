@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import deque
 from concurrent.futures import Future
 import threading
+import time
 from typing import Any, Callable, Iterable, Protocol
 
 from volcanic.kube.objects import Obj
@@ -43,12 +44,15 @@ class Watch:
             events.append(self._events.popleft())
         return events
 
-    def wait(self, timeout: float | None = None) -> bool:
+    def wait(self, timeout: float | None = None, linger: float = 0.0) -> bool:
         """Blocks until an event is there, wake() is called or `timeout` seconds passed; True
-        if an event is there."""
+        if an event is there. With `linger`, an event that ends the wait is given company:
+        the reader sleeps that long more, so a burst is taken in one pass (waking a thread
+        costs more than handling the event that woke it)."""
         if self._events:
             return True
-        self._ready.wait(timeout)
+        if self._ready.wait(timeout) and linger:
+            time.sleep(linger)
         if not self._events:  # woken without events: the next wait blocks again
             self._ready.clear()
         return bool(self._events)

@@ -10,6 +10,11 @@ from typing import Callable
 
 from volcanic.kube.clock import Timer
 
+# Seconds a daemon's loop waits for more after an event or answer wakes it (Watch.wait's
+# linger): a burst of thousands of pod events is taken a few milliseconds' worth at a time
+# instead of one thread switch per event, for that much added latency.
+LINGER = 0.005
+
 
 class WallClock:
     """Unix seconds; after() queues work that run_due() runs once it is due."""

@@ -44,11 +44,11 @@ from volcanic.kube.kinds import kind_named
 from volcanic.kube.objects import key_of, resource_version
 from volcanic.kube.store import Watch
 from volcanic.real import heap
-from volcanic.real.clock import WallClock
+from volcanic.real.clock import LINGER, WallClock
 from volcanic.real.events import BackgroundEvents
 from volcanic.real.metrics import ControllerMetrics
 from volcanic.real.serving import Health
-from volcanic.real.store import KubeStore
+from volcanic.real.store import KubeStore, trimmed
 
 log = logging.getLogger("volcanic.controller-manager")
 
@@ -109,10 +109,13 @@ class KopfSource:
 
 
 def _plain(obj: Any, k: Any) -> dict:
+    """kopf's object as the informers keep it (a copy down to metadata: kopf keeps the original)."""
     out = dict(obj)
     out.setdefault("kind", k.name)
     out.setdefault("apiVersion", k.api_version)
-    return out
+    if isinstance(out.get("metadata"), dict):
+        out["metadata"] = dict(out["metadata"])
+    return trimmed(out)
 
 
 class NoDiffBase(kopf.DiffBaseStorage):
@@ -172,7 +175,7 @@ class ControllerManager:
                 self.health.beat("controller-manager")
                 self.runner.settle()
                 self._log_errors()
-                self.source.feed.wait(self.clock.run_due())
+                self.source.feed.wait(self.clock.run_due(), LINGER)
         finally:
             kopf_stop.set()
             thread.join(5)

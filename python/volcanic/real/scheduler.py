@@ -25,7 +25,7 @@ from volcanic.errors import ConfigError
 from volcanic.kube.events import Recorder
 from volcanic.kube.informers import Informers
 from volcanic.real import heap
-from volcanic.real.clock import WallClock
+from volcanic.real.clock import LINGER, WallClock
 from volcanic.real.events import BackgroundEvents
 from volcanic.real.metrics import SchedulerMetrics
 from volcanic.real.serving import Health
@@ -88,7 +88,7 @@ class SchedulerDaemon:
         heap.started()
         while not stop.is_set():
             self.health.beat("scheduler")
-            self.informers.watch.wait(self.clock.run_due())
+            self.informers.watch.wait(self.clock.run_due(), LINGER)
             self.informers.pump()
             self.loop.collect()
             self._log_errors()

@@ -199,9 +199,23 @@ class Reflector:
 
 
 def _typed(k: Kind, obj: Obj) -> Obj:
-    """Items of a list come without kind and apiVersion; volcanic's objects always have them."""
-    if isinstance(obj, dict) and "kind" not in obj:
-        obj["kind"], obj["apiVersion"] = k.name, k.api_version
+    """An object as volcanic keeps it: with kind and apiVersion (items of a list come without)
+    and without metadata.managedFields (see trimmed)."""
+    if isinstance(obj, dict):
+        if "kind" not in obj:
+            obj["kind"], obj["apiVersion"] = k.name, k.api_version
+        trimmed(obj)
+    return obj
+
+
+def trimmed(obj: Obj) -> Obj:
+    """Drops metadata.managedFields in place, as kube-scheduler's and kube-controller-manager's
+    informers do: nothing here reads the server's field-ownership records, they are a third of
+    a pod, and every cached copy would be decoded, converted for the engine and walked by the
+    garbage collector for nothing. A write without them keeps the server's."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
     return obj
 
 

@@ -13,23 +13,29 @@ namespace {
   throw py::error_already_set();
 }
 
-// Where a value sits, as a chain of parents, so the text of a path is built
-// only when there is an error to report.
+// Where a value sits, as a chain of parents on the stack: the text of a path
+// is built only when there is an error to report, so converting costs no
+// string per value (a pod has hundreds).
 struct Path {
   const Path* parent;
-  std::string key;  // ".name" or "[3]"
+  PyObject* key;    // a str key of a dict, or nullptr for an item of a list
+  Py_ssize_t index;  // the item's index when key is nullptr
   std::string Text() const {
-    std::string prefix = parent ? parent->Text() : "";
-    std::string out = prefix + key;
+    std::string out;
+    for (const Path* p = this; p->parent != nullptr; p = p->parent) {
+      const char* key = p->key ? PyUnicode_AsUTF8(p->key) : nullptr;
+      if (p->key && key == nullptr) PyErr_Clear();
+      out = (p->key ? "." + std::string(key ? key : "?") : "[" + std::to_string(p->index) + "]") + out;
+    }
     return out.empty() ? "object" : (out[0] == '.' ? out.substr(1) : out);
   }
 };
 
 // A str's UTF-8 bytes; one without (a lone surrogate, which JSON cannot carry)
 // is a malformed object, named by `path`.
-std::string Utf8(const py::handle& str, const Path& path, const char* what) {
+std::string Utf8(PyObject* str, const Path& path, const char* what) {
   Py_ssize_t size = 0;
-  const char* data = PyUnicode_AsUTF8AndSize(str.ptr(), &size);
+  const char* data = PyUnicode_AsUTF8AndSize(str, &size);
   if (data == nullptr) {
     PyErr_Clear();
     RaiseInvalid(path.Text() + ": " + what + " is not valid Unicode (a lone surrogate)");
@@ -37,35 +43,40 @@ std::string Utf8(const py::handle& str, const Path& path, const char* what) {
   return std::string(data, static_cast<size_t>(size));
 }
 
-nlohmann::json Convert(const py::handle& obj, const Path& path, int depth) {
+nlohmann::json Convert(PyObject* obj, const Path& path, int depth) {
   if (depth > kMaxDepth) RaiseInvalid(path.Text() + ": nested deeper than " + std::to_string(kMaxDepth) + " levels");
-  if (obj.is_none()) return nullptr;
-  if (py::isinstance<py::bool_>(obj)) return obj.cast<bool>();
-  if (py::isinstance<py::int_>(obj)) {
-    try {
-      return obj.cast<int64_t>();
-    } catch (const py::cast_error&) {
-      RaiseInvalid(path.Text() + ": integer out of range");
-    }
-  }
-  if (py::isinstance<py::float_>(obj)) return obj.cast<double>();
-  if (py::isinstance<py::str>(obj)) return Utf8(obj, path, "text");
-  if (py::isinstance<py::dict>(obj)) {
-    nlohmann::json out = nlohmann::json::object();
-    for (auto item : obj.cast<py::dict>()) {
-      if (!py::isinstance<py::str>(item.first)) RaiseInvalid(path.Text() + ": keys must be strings");
-      std::string key = Utf8(item.first, path, "a key");
-      out[key] = Convert(item.second, Path{&path, "." + key}, depth + 1);
+  if (PyUnicode_Check(obj)) return Utf8(obj, path, "text");
+  if (PyDict_Check(obj)) {
+    nlohmann::json out(nlohmann::json::value_t::object);
+    auto& members = out.get_ref<nlohmann::json::object_t&>();
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(obj, &pos, &key, &value)) {
+      if (!PyUnicode_Check(key)) RaiseInvalid(path.Text() + ": keys must be strings");
+      Path at{&path, key, 0};
+      members.insert_or_assign(Utf8(key, path, "a key"), Convert(value, at, depth + 1));
     }
     return out;
   }
-  if (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
-    nlohmann::json out = nlohmann::json::array();
-    size_t i = 0;
-    for (auto item : obj) out.push_back(Convert(item, Path{&path, "[" + std::to_string(i++) + "]"}, depth + 1));
+  if (PyList_Check(obj) || PyTuple_Check(obj)) {
+    nlohmann::json out(nlohmann::json::value_t::array);
+    auto& items = out.get_ref<nlohmann::json::array_t&>();
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+    items.reserve(static_cast<size_t>(n));
+    for (Py_ssize_t i = 0; i < n; ++i)
+      items.push_back(Convert(PySequence_Fast_GET_ITEM(obj, i), Path{&path, nullptr, i}, depth + 1));
     return out;
   }
-  RaiseInvalid(path.Text() + ": unsupported type " + std::string(py::str(obj.get_type().attr("__name__"))));
+  if (obj == Py_None) return nullptr;
+  if (PyBool_Check(obj)) return obj == Py_True;
+  if (PyLong_Check(obj)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (overflow != 0) RaiseInvalid(path.Text() + ": integer out of range");
+    return static_cast<int64_t>(v);
+  }
+  if (PyFloat_Check(obj)) return PyFloat_AS_DOUBLE(obj);
+  RaiseInvalid(path.Text() + ": unsupported type " + std::string(Py_TYPE(obj)->tp_name));
 }
 
 // Depth of a parsed JSON value, without recursion.
@@ -87,13 +98,13 @@ int Depth(const nlohmann::json& j) {
 
 nlohmann::json ToJson(const py::handle& obj) {
   if (py::isinstance<py::str>(obj) || py::isinstance<py::bytes>(obj)) {
-    std::string text = py::isinstance<py::str>(obj) ? Utf8(obj, Path{nullptr, ""}, "JSON text") : obj.cast<std::string>();
+    std::string text = py::isinstance<py::str>(obj) ? Utf8(obj.ptr(), Path{nullptr, nullptr, 0}, "JSON text") : obj.cast<std::string>();
     nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) RaiseInvalid("object: not valid JSON text");
     if (Depth(j) > kMaxDepth) RaiseInvalid("object: nested deeper than " + std::to_string(kMaxDepth) + " levels");
     return j;
   }
-  return Convert(obj, Path{nullptr, ""}, 1);
+  return Convert(obj.ptr(), Path{nullptr, nullptr, 0}, 1);
 }
 
 void Raise(const absl::Status& status) {
