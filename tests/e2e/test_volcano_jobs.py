@@ -48,17 +48,22 @@ def pods_of(env, job, namespace):
             if (p["metadata"].get("labels") or {}).get("volcano.sh/job-name") == job]
 
 
-def _stuck(env, up, jobs, namespace) -> str:
-    """What a test that waited in vain shows: each job's phase and status counts, its pods'
-    phases, and the end of `up`'s log."""
+def _stuck(env, up, jobs, namespace, killed=None) -> str:
+    """What a test that waited in vain shows: each job's status, its PodGroup's, its pods'
+    phases, and the end of `up`'s log (and of the `up` it killed, if any)."""
     lines = []
     for n in jobs:
-        status = (env.store.get("Job", n, namespace) or {}).get("status") or {}
+        job = env.store.get("Job", n, namespace) or {}
+        pg = next((g for g in env.store.list("PodGroup", namespace)
+                   if any(o.get("name") == n for o in g["metadata"].get("ownerReferences") or [])), None)
         pods = sorted((p["metadata"]["name"], (p.get("status") or {}).get("phase"), bool(p["spec"].get("nodeName")))
                       for p in pods_of(env, n, namespace))
-        lines.append(f"{n}: {phase(env, n, namespace)} {dict((k, status.get(k)) for k in ('pending', 'running', 'succeeded', 'failed'))} pods {pods}")
-    log = up.proc.log_path.read_text(errors="replace").splitlines()[-60:]
-    return "\n".join(lines + ["--- volcanic up:"] + log)
+        lines.append(f"{n}: status {job.get('status')} podgroup {pg and (pg['metadata']['name'], pg.get('status'))} "
+                     f"pods {pods}")
+    for name, proc in (("killed volcanic up", killed), ("volcanic up", up.proc)):
+        if proc is not None:
+            lines += [f"--- {name}:"] + proc.log_path.read_text(errors="replace").splitlines()[-60:]
+    return "\n".join(lines)
 
 
 def bound(pods):
@@ -149,10 +154,11 @@ def test_killing_up_mid_run_loses_no_job_and_binds_no_pod_twice(env, up, namespa
     jobs = [f"j{i}" for i in range(6)]
     env.apply(*[vcjob(n, 10, duration="3s") for n in jobs], namespace=namespace)
     env.wait(lambda: any(pods_of(env, n, namespace) for n in jobs), timeout=20, step=0.05)
+    killed = up.proc
     up.kill()
     up.start()
     assert env.wait(lambda: all(phase(env, n, namespace) == "Completed" for n in jobs), timeout=90), \
-        _stuck(env, up, jobs, namespace)
+        _stuck(env, up, jobs, namespace, killed)
     for n in jobs:
         pods = pods_of(env, n, namespace)
         assert sorted(p["metadata"]["name"] for p in pods) == [f"{n}-task-{i}" for i in range(10)]
