@@ -274,3 +274,26 @@ def test_a_job_deleted_while_its_creates_are_out_is_forgotten_with_them(monkeypa
     c.run(5)
     assert not held.creating and ctrl._out == {} and ctrl._parked == {}
     assert "default/a" not in ctrl.actions._unseen and len(held.sent) == 3 and c.errors == []
+
+
+def test_a_podgroup_first_seen_past_pending_syncs_its_job() -> None:
+    """A list gives an object's latest state, not the changes that led to it: the
+    controller-manager lists each kind before kopf starts, kopf lists again, and after a
+    restart a PodGroup whose create landed between the two (sent by the controller-manager that
+    was killed) and that the scheduler made Inqueue before kopf listed is first seen Inqueue.
+    Volcano's job controller acts only on a PodGroup's update (pkg/controllers/job/
+    job_controller.go registers only an UpdateFunc), so a job whose phase was already Pending
+    had nothing else to sync it: the e2e kill-and-restart test's job was left with no pods.
+    A PodGroup first seen past Pending stands for the update. Here its ADDED event is lost."""
+    c = cluster(node("n1"))
+    feed = c.informers.watch
+    offer = feed.offer
+    feed.offer = lambda event, obj: None if (obj["kind"], event) == ("PodGroup", "ADDED") else offer(event, obj)
+    c.apply(job("a", task("t", 2)))
+    assert wait(c, lambda: phase(c, "a") == "Pending" and c.list("PodGroup", "default"), 5)
+    c.run(3)
+    assert pods(c, "a") == {}  # the PodGroup is unseen, so not Inqueue for anyone yet
+    [pg] = c.list("PodGroup", "default")
+    c.api.update_status(dict(pg, status=dict(pg.get("status") or {}, phase="Inqueue")))
+    assert wait(c, lambda: phase(c, "a") == "Running", 10)
+    assert sorted(pods(c, "a")) == ["a-t-0", "a-t-1"] and c.errors == []

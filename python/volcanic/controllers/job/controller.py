@@ -101,7 +101,7 @@ class JobController(Controller):
     def handlers(self) -> dict[str, Handler]:
         return {"Job": Handler(self._job_added, self._job_updated, self._job_deleted),
                 "Pod": Handler(self._pod_added, self._pod_updated, self._pod_deleted),
-                "PodGroup": Handler(on_update=self._podgroup_updated),
+                "PodGroup": Handler(self._podgroup_added, self._podgroup_updated),
                 "Command": Handler(on_add=self._command_added)}
 
     # Events (§2.1).
@@ -162,13 +162,24 @@ class JobController(Controller):
         out_of_sync = _annotations(pod).get(OUT_OF_SYNC) or job is None
         self._enqueue(replace(req, event="OutOfSync" if out_of_sync else "PodEvicted"))
 
+    def _podgroup_added(self, pg: Obj) -> None:
+        """A PodGroup first seen past Pending stands for the update from Pending that Volcano's
+        handler acts on, which this controller will not see: a list (the controller-manager's
+        first, kopf's, any re-list) gives only an object's latest state. After a restart, a
+        PodGroup whose create (by the controller-manager that was killed) landed after the new
+        one listed, and that the scheduler made Inqueue before kopf listed, comes that way."""
+        if _phase(pg) not in ("", "Pending"):
+            self._podgroup_phase_changed(pg)
+
     def _podgroup_updated(self, old: Obj, new: Obj) -> None:
-        if _phase(old) == _phase(new):
-            return
-        ref = _controller_job(new)
-        name = ref["name"] if ref else new["metadata"]["name"]
-        self._enqueue(Request(new["metadata"]["namespace"], name,
-                              event="Unknown" if _phase(new) == "Unknown" else ""))
+        if _phase(old) != _phase(new):
+            self._podgroup_phase_changed(new)
+
+    def _podgroup_phase_changed(self, pg: Obj) -> None:
+        ref = _controller_job(pg)
+        name = ref["name"] if ref else pg["metadata"]["name"]
+        self._enqueue(Request(pg["metadata"]["namespace"], name,
+                              event="Unknown" if _phase(pg) == "Unknown" else ""))
 
     def _command_added(self, cmd: Obj) -> None:
         target = cmd.get("target") or {}
