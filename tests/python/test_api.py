@@ -120,7 +120,8 @@ def test_malformed_objects_of_every_kind():
     with pytest.raises(volcanic.InvalidObject, match="unsupported type"):
         volcanic.Scheduler().upsert({"kind": "Pod", "metadata": {"name": object()}})
     deep = {"kind": "Pod", "spec": {"containers": [{}, {"resources": {"requests": {"cpu": {1}}}}]}}
-    with pytest.raises(volcanic.InvalidObject, match=r"^spec\.containers\[1\]\.resources\.requests\.cpu: unsupported type set$"):
+    path = r"^spec\.containers\[1\]\.resources\.requests\.cpu: unsupported type set$"
+    with pytest.raises(volcanic.InvalidObject, match=path):
         volcanic.Scheduler().upsert(deep)
     with pytest.raises(volcanic.InvalidObject, match=r"^spec\.ports\[0\]: integer out of range$"):
         volcanic.Scheduler().upsert({"kind": "Pod", "spec": {"ports": (2 ** 64,)}})

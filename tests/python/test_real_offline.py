@@ -123,7 +123,7 @@ def test_informers_follow_a_relist_replays_and_tombstones():
 
 def test_objects_are_kept_without_the_servers_managed_fields():
     """As kube-scheduler's and kube-controller-manager's informers keep them (real/store.py
-    trimmed): a watched or listed object, and one kopf hands over, lose metadata.managedFields
+    received): a watched or listed object, and one kopf hands over, lose metadata.managedFields
     and nothing else; kopf's own copy is left as it is."""
     managed = [{"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}]
     watch = Watch(["Pod"])

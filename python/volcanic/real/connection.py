@@ -215,8 +215,10 @@ class _Transfers:
         """libcurl's wishes for a socket: IN, OUT, INOUT, or none (POLL_NONE, POLL_REMOVE)."""
         if fd in self.selector.get_map():
             self.selector.unregister(fd)
-        events = 0 if what == pycurl.POLL_REMOVE else \
-            (selectors.EVENT_READ if what & pycurl.POLL_IN else 0) | (selectors.EVENT_WRITE if what & pycurl.POLL_OUT else 0)
+        events = 0
+        if what != pycurl.POLL_REMOVE:
+            events = (selectors.EVENT_READ if what & pycurl.POLL_IN else 0) | \
+                     (selectors.EVENT_WRITE if what & pycurl.POLL_OUT else 0)
         if events:
             self.selector.register(fd, events)
 

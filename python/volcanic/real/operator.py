@@ -48,7 +48,7 @@ from volcanic.real.clock import LINGER, WallClock
 from volcanic.real.events import BackgroundEvents
 from volcanic.real.metrics import ControllerMetrics
 from volcanic.real.serving import Health
-from volcanic.real.store import KubeStore, trimmed
+from volcanic.real.store import KubeStore, received
 
 log = logging.getLogger("volcanic.controller-manager")
 
@@ -109,13 +109,12 @@ class KopfSource:
 
 
 def _plain(obj: Any, k: Any) -> dict:
-    """kopf's object as the informers keep it (a copy down to metadata: kopf keeps the original)."""
+    """kopf's object as the informers keep it (store.received), on a copy down to metadata:
+    kopf keeps the original."""
     out = dict(obj)
-    out.setdefault("kind", k.name)
-    out.setdefault("apiVersion", k.api_version)
     if isinstance(out.get("metadata"), dict):
         out["metadata"] = dict(out["metadata"])
-    return trimmed(out)
+    return received(k, out)
 
 
 class NoDiffBase(kopf.DiffBaseStorage):

@@ -3,9 +3,10 @@
 Reads and writes are one REST call each (through KubeClient); the `_async` writes return at
 once with a future of the answer, so a batch (a job's pods, a session's binds) is sent
 concurrently. `watch()` starts one reflector thread per kind: it lists (in pages), offers
-every object as ADDED, then watches from the list's resourceVersion with bookmarks. When the watch ends it resumes from the last
-resourceVersion seen; when that is too old (410 Gone) it lists again, offering what changed
-and a DELETED tombstone (an object without a resourceVersion) for what vanished meanwhile.
+every object as ADDED, then watches from the list's resourceVersion with bookmarks. When the
+watch ends it resumes from the last resourceVersion seen; when that is too old (410 Gone) it
+lists again, offering what changed and a DELETED tombstone (an object without a
+resourceVersion) for what vanished meanwhile. Objects are kept as `received` makes them.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class KubeStore:
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
         k = kind_named(kind)
         try:
-            return _typed(k, self.client.request("GET", k.path(_ns(k, namespace), name)))
+            return received(k, self.client.request("GET", k.path(_ns(k, namespace), name)))
         except NotFound:
             return None
 
@@ -97,12 +98,12 @@ class KubeStore:
     def _create(self, obj: Obj, first: bool = False) -> Future[Obj]:
         k = kind_named(obj.get("kind"))
         return self.client.request_async("POST", k.path(_ns(k, _namespace_of(obj))), obj,
-                                         then=lambda answer: _typed(k, answer), first=first)
+                                         then=lambda answer: received(k, answer), first=first)
 
     def _write(self, obj: Obj, subresource: str, first: bool = False) -> Future[Obj]:
         k = kind_named(obj.get("kind"))
         path = k.path(_ns(k, _namespace_of(obj)), obj["metadata"]["name"]) + subresource
-        return self.client.request_async("PUT", path, obj, then=lambda answer: _typed(k, answer), first=first)
+        return self.client.request_async("PUT", path, obj, then=lambda answer: received(k, answer), first=first)
 
     def _bind(self, namespace: str, name: str, node: str, first: bool = False) -> Future[Obj]:
         """POST pods/binding; the future of the server's Status answer."""
@@ -125,7 +126,7 @@ class KubeStore:
         query: dict[str, Any] = {"limit": PAGE}
         while True:
             page = self.client.request("GET", k.path(namespace if k.namespaced else None), query=query)
-            items.extend(_typed(k, o) for o in page.get("items") or [])
+            items.extend(received(k, o) for o in page.get("items") or [])
             more = (page.get("metadata") or {}).get("continue")
             if not more:
                 return items, page["metadata"].get("resourceVersion", "")
@@ -189,7 +190,7 @@ class Reflector:
         self.version = (obj.get("metadata") or {}).get("resourceVersion") or self.version
         if kind == "BOOKMARK":
             return True
-        obj = _typed(self.kind, obj)
+        obj = received(self.kind, obj)
         if kind == "DELETED":
             self.known.discard(key_of(obj))
         else:
@@ -198,24 +199,19 @@ class Reflector:
         return True
 
 
-def _typed(k: Kind, obj: Obj) -> Obj:
-    """An object as volcanic keeps it: with kind and apiVersion (items of a list come without)
-    and without metadata.managedFields (see trimmed)."""
+def received(k: Kind, obj: Obj) -> Obj:
+    """An object from the API server as volcanic keeps it, changed in place: with kind and
+    apiVersion (items of a list come without), and without metadata.managedFields, as
+    kube-scheduler's and kube-controller-manager's informers keep them: nothing here reads the
+    server's field-ownership records, they are a third of a pod, and every cached copy would be
+    decoded, converted for the engine and walked by the garbage collector for nothing. A write
+    without them keeps the server's."""
     if isinstance(obj, dict):
-        if "kind" not in obj:
-            obj["kind"], obj["apiVersion"] = k.name, k.api_version
-        trimmed(obj)
-    return obj
-
-
-def trimmed(obj: Obj) -> Obj:
-    """Drops metadata.managedFields in place, as kube-scheduler's and kube-controller-manager's
-    informers do: nothing here reads the server's field-ownership records, they are a third of
-    a pod, and every cached copy would be decoded, converted for the engine and walked by the
-    garbage collector for nothing. A write without them keeps the server's."""
-    meta = obj.get("metadata")
-    if isinstance(meta, dict):
-        meta.pop("managedFields", None)
+        obj.setdefault("kind", k.name)
+        obj.setdefault("apiVersion", k.api_version)
+        meta = obj.get("metadata")
+        if isinstance(meta, dict):
+            meta.pop("managedFields", None)
     return obj
 
 
