@@ -8,11 +8,13 @@ nodeSelector type: kwok and the kwok toleration, all created at once. Sizes: 10 
 nodes, then 100 jobs on 1,000 nodes. Reported per size, from the first Job create: the last
 pod bound, the last pod Running (kwok), binds per second.
 
-With `floor` (the path of ../shared/tools/apiserver-floor), the API server's own floor for the
-same pods on the same cluster is measured first (median t_bound of 3 repeats) and volcanic's
-time reported as a ratio to it: the machines vary up to 3x between runs, the ratio does not.
-The floor tool's protobuf `observe` then times the binds (FloorObserver); without it a Python
-watch does (PodTimes), whose CPU is taken from the components it measures.
+With `floor` (the path of ../shared/tools/apiserver-floor), each size runs in rounds, each a
+repeat of the API server's own floor for the same pods (its t_bound) and a volcanic run on the
+same cluster, in ABBA order (floor first in even rounds, volcanic first in odd ones), so the
+slowing of a cluster as it ages falls on both alike; the size reports the medians and the
+median of the rounds' ratios: the machines vary up to 3x between runs, a round's ratio much
+less. The floor tool's protobuf `observe` then times the binds (FloorObserver); without it a
+Python watch does (PodTimes), whose CPU is taken from the components it measures.
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ from volcanic.real.devcluster.cluster import KWOK_TOLERATION, DevCluster, kwok_n
 from volcanic.real.install import install
 from volcanic.real.store import KubeStore
 
-# preset -> [(nodes, jobs, floor preset)]; every job has REPLICAS pods
-REAL_PRESETS = {"real-gang": [(100, 10, "small"), (1000, 100, "medium")],
-                "real-gang-small": [(100, 10, "small")]}
+# preset -> [(nodes, jobs, floor preset, rounds)]; every job has REPLICAS pods. The large size
+# runs once: a round of it takes about ten minutes.
+REAL_PRESETS = {"real-gang": [(100, 10, "small", 3), (1000, 100, "medium", 1)],
+                "real-gang-small": [(100, 10, "small", 3)]}
 REPLICAS = 100
 NAMESPACE = "gang-bench"
 
@@ -122,8 +125,9 @@ def _wait(done: Callable[[], bool], alive: Callable[[], None], what: Callable[[]
         time.sleep(period)
 
 
-def run_real(preset: str, floor: str | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
-    sizes = REAL_PRESETS[preset]
+def run_real(preset: str, floor: str | None = None, log: Callable[[str], None] = print,
+             rounds: int | None = None) -> dict[str, Any]:
+    """`rounds` overrides each size's number of rounds."""
     results = []
     with tempfile.TemporaryDirectory(prefix="volcanic-bench-") as directory:
         floor_binary = _build_floor(floor, directory) if floor else None
@@ -133,17 +137,29 @@ def run_real(preset: str, floor: str | None = None, log: Callable[[str], None] =
             client = KubeClient(str(cluster.kubeconfig))
             install(client, log=lambda _: None)
             store = KubeStore(client)
-            for i, (nodes, jobs, floor_preset) in enumerate(sizes):
-                if i:  # the next size starts on an empty namespace (the last one goes with the cluster)
-                    store.delete("Namespace", NAMESPACE)
-                    _wait_gone(store, NAMESPACE)
+            for nodes, jobs, floor_preset, size_rounds in REAL_PRESETS[preset]:
                 _ensure_nodes(store, nodes)
-                floor_s = _floor(floor_binary, cluster, floor_preset, log) if floor_binary else None
-                results.append(_measure(cluster, store, nodes, jobs, floor_s, floor_binary, log))
+                runs = []
+                for i in range(rounds or size_rounds):
+                    runs.append(_round(cluster, store, nodes, jobs, floor_binary, floor_preset,
+                                       floor_first=i % 2 == 0, log=log))
+                results.append(_summary(nodes, jobs, runs))
             store.close()
         finally:
             cluster.down()
     return {"preset": preset, "cores": os.cpu_count(), "sizes": results}
+
+
+def _summary(nodes: int, jobs: int, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """A size's medians over its rounds, and the rounds themselves."""
+    def median(key: str) -> float:
+        return round(statistics.median(r[key] for r in runs), 3)
+    result = {"nodes": nodes, "jobs": jobs, "pods": jobs * REPLICAS, "jobs_created_s": median("jobs_created_s"),
+              "last_bound_s": median("last_bound_s"), "last_running_s": median("last_running_s")}
+    result["binds_per_s"] = round(result["pods"] / result["last_bound_s"], 1)
+    if "floor_bound_s" in runs[0]:
+        result.update(floor_bound_s=median("floor_bound_s"), ratio_to_floor=round(median("ratio_to_floor"), 2))
+    return {**result, "rounds": runs}
 
 
 def _ensure_nodes(store: KubeStore, count: int) -> None:
@@ -169,16 +185,29 @@ def _build_floor(path: str, directory: str) -> str:
     return binary
 
 
+def _round(cluster: DevCluster, store: KubeStore, nodes: int, jobs: int, floor_binary: str | None,
+           floor_preset: str, floor_first: bool, log: Callable[[str], None]) -> dict[str, Any]:
+    """One volcanic run and, with the floor tool, one repeat of the floor before or after it."""
+    if floor_binary is None:
+        return _measure(cluster, store, nodes, jobs, None, log)
+    floor_s = _floor(floor_binary, cluster, floor_preset, log) if floor_first else None
+    result = _measure(cluster, store, nodes, jobs, floor_binary, log)
+    if floor_s is None:
+        floor_s = _floor(floor_binary, cluster, floor_preset, log)
+    return {**result, "floor_bound_s": round(floor_s, 3), "ratio_to_floor": round(result["last_bound_s"] / floor_s, 2)}
+
+
 def _floor(binary: str, cluster: DevCluster, preset: str, log: Callable[[str], None]) -> float:
-    """The median t_bound of apiserver-floor's repeats on this cluster."""
-    log(f"apiserver-floor --preset {preset} --repeat 3 ...")
+    """t_bound of one repeat of apiserver-floor on this cluster."""
+    log(f"apiserver-floor --preset {preset} ...")
     out = subprocess.run([binary, "--kubeconfig", str(cluster.kubeconfig), "--preset", preset,
-                          "--repeat", "3"], capture_output=True, text=True, check=True).stdout
-    return statistics.median(json.loads(line)["t_bound"] for line in out.splitlines() if line.startswith("{"))
+                          "--repeat", "1"], capture_output=True, text=True, check=True).stdout
+    return next(json.loads(line)["t_bound"] for line in out.splitlines() if line.startswith("{"))
 
 
-def _measure(cluster: DevCluster, store: KubeStore, nodes: int, jobs: int, floor_s: float | None,
-             floor_binary: str | None, log: Callable[[str], None]) -> dict[str, Any]:
+def _measure(cluster: DevCluster, store: KubeStore, nodes: int, jobs: int, floor_binary: str | None,
+             log: Callable[[str], None]) -> dict[str, Any]:
+    """One volcanic run on an empty namespace, removed again at the end with all it holds."""
     pods = jobs * REPLICAS
     log(f"{jobs} jobs x {REPLICAS} pods on {nodes} nodes ...")
     store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
@@ -202,12 +231,10 @@ def _measure(cluster: DevCluster, store: KubeStore, nodes: int, jobs: int, floor
         for p in procs:
             p.terminate()
             p.wait(15)
-    result = {"nodes": nodes, "jobs": jobs, "pods": pods, "jobs_created_s": round(created, 3),
-              "last_bound_s": round(bound_s, 3), "last_running_s": round(running_s, 3),
-              "binds_per_s": round(pods / bound_s, 1)}
-    if floor_s is not None:
-        result.update(floor_bound_s=round(floor_s, 3), ratio_to_floor=round(bound_s / floor_s, 2))
-    return result
+    store.delete("Namespace", NAMESPACE)
+    _wait_gone(store, NAMESPACE)
+    return {"jobs_created_s": round(created, 3), "last_bound_s": round(bound_s, 3),
+            "last_running_s": round(running_s, 3)}
 
 
 def _volcanic(cluster: DevCluster, command: str) -> subprocess.Popen:
@@ -217,6 +244,8 @@ def _volcanic(cluster: DevCluster, command: str) -> subprocess.Popen:
 
 
 def _wait_gone(store: KubeStore, namespace: str) -> None:
-    deadline = time.monotonic() + 300
-    while store.get("Namespace", namespace) is not None and time.monotonic() < deadline:
+    deadline = time.monotonic() + 600
+    while store.get("Namespace", namespace) is not None:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"bench: namespace {namespace} not gone after 600 s")
         time.sleep(0.5)

@@ -83,7 +83,7 @@ def _positive_duration(text: str) -> float:
     return seconds
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     if not (text.strip().isascii() and text.strip().isdigit()) or int(text) <= 0:
         raise argparse.ArgumentTypeError(f"must be a whole number more than 0, got {text!r}")
     return int(text)
@@ -95,8 +95,8 @@ LIMIT_FLAGS = {
     "header_timeout": (_positive_duration, "time for a request's line and headers, all of them (default 10s)"),
     "read_timeout": (_positive_duration, "time for a request's body, after its headers (default 10s)"),
     "idle_timeout": (_positive_duration, "time a keep-alive connection waits for its next request (default 90s)"),
-    "max_connections": (_positive_int, "connections open at once (default 1024)"),
-    "max_connections_per_address": (_positive_int, "connections open at once from one client address "
+    "max_connections": (positive_int, "connections open at once (default 1024)"),
+    "max_connections_per_address": (positive_int, "connections open at once from one client address "
                                                    "(default 128)"),
 }
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from volcanic.kube import quantity
@@ -25,6 +24,7 @@ from volcanic.controllers.keys import (
     TASK_SPEC,
 )
 from volcanic.kube.informers import Lister
+from volcanic.kube.objects import clone
 
 Obj = dict[str, Any]
 
@@ -76,7 +76,7 @@ def build_podgroup(job: Obj, lister: Lister, min_res: dict[str, str] | None = No
     if spec.get("priorityClassName"):
         pg_spec["priorityClassName"] = spec["priorityClassName"]
     if spec.get("networkTopology"):
-        pg_spec["networkTopology"] = copy.deepcopy(spec["networkTopology"])
+        pg_spec["networkTopology"] = clone(spec["networkTopology"])
     groups = [_sub_group(t) for t in spec.get("tasks") or [] if t.get("partitionPolicy")]
     if groups:
         pg_spec["subGroupPolicy"] = groups
@@ -96,7 +96,7 @@ def _sub_group(task: Obj) -> Obj:
              "labelSelector": {"matchLabels": {TASK_SPEC: task["name"]}},
              "matchLabelKeys": [PARTITION_ID]}
     if p.get("networkTopology"):
-        group["networkTopology"] = copy.deepcopy(p["networkTopology"])
+        group["networkTopology"] = clone(p["networkTopology"])
     return group
 
 
@@ -142,7 +142,7 @@ def _priority_of(task: Obj, lister: Lister) -> int:
 def build_pod(job: Obj, task: Obj, index: int) -> Obj:
     """createJobPod: the pod `<job>-<task>-<index>` from the task's template."""
     meta, spec = job["metadata"], job["spec"]
-    template = copy.deepcopy(task.get("template") or {})
+    template = clone(task.get("template") or {})
     pod_spec = template.get("spec") or {}
     tmeta = template.get("metadata") or {}
     name = task["name"]
