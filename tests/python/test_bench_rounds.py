@@ -22,7 +22,7 @@ def timeline(monkeypatch):
         calls.append("floor")
         return next(floors)
 
-    def measure(cluster, store, nodes, jobs, binary, log):
+    def measure(cluster, store, nodes, jobs, binary, namespace, log):
         calls.append("volcanic")
         bound = next(runs)
         return {"jobs_created_s": 0.1, "last_bound_s": bound, "last_running_s": bound + 10}
@@ -32,14 +32,14 @@ def timeline(monkeypatch):
 
 
 def test_rounds_alternate_which_runs_first_so_cluster_ageing_falls_on_both(timeline):
-    runs = [real._round(None, None, 100, 10, "floor-binary", "small", floor_first=i % 2 == 0, log=print)
+    runs = [real._round(None, None, 100, 10, "floor-binary", "small", "ns", floor_first=i % 2 == 0, log=print)
             for i in range(3)]
     assert timeline == ["floor", "volcanic", "volcanic", "floor", "floor", "volcanic"]
     assert [r["ratio_to_floor"] for r in runs] == [1.5, 1.8, 1.6]  # each run over its own round's floor
 
 
 def test_a_size_reports_the_medians_of_its_rounds_and_the_rounds(timeline):
-    runs = [real._round(None, None, 100, 10, "floor-binary", "small", floor_first=i % 2 == 0, log=print)
+    runs = [real._round(None, None, 100, 10, "floor-binary", "small", "ns", floor_first=i % 2 == 0, log=print)
             for i in range(3)]
     size = real._summary(100, 10, runs)
     assert size["last_bound_s"] == 6.0 and size["floor_bound_s"] == 4.0
@@ -49,6 +49,6 @@ def test_a_size_reports_the_medians_of_its_rounds_and_the_rounds(timeline):
 
 
 def test_without_the_floor_tool_a_round_is_the_run_alone(timeline):
-    run = real._round(None, None, 100, 10, None, "small", floor_first=True, log=print)
+    run = real._round(None, None, 100, 10, None, "small", "ns", floor_first=True, log=print)
     assert timeline == ["volcanic"] and "ratio_to_floor" not in run
     assert "floor_bound_s" not in real._summary(100, 10, [run])

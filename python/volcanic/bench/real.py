@@ -19,6 +19,7 @@ Python watch does (PodTimes), whose CPU is taken from the components it measures
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import statistics
@@ -40,12 +41,12 @@ from volcanic.real.store import KubeStore
 REAL_PRESETS = {"real-gang": [(100, 10, "small", 3), (1000, 100, "medium", 1)],
                 "real-gang-small": [(100, 10, "small", 3)]}
 REPLICAS = 100
-NAMESPACE = "gang-bench"
+NAMESPACE = "gang-bench"  # a run's namespace is NAMESPACE-<n>, new for each run (see _measure)
 
 
-def gang_job(i: int) -> dict[str, Any]:
+def gang_job(i: int, namespace: str) -> dict[str, Any]:
     return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
-            "metadata": {"name": f"gang-{i:04d}", "namespace": NAMESPACE},
+            "metadata": {"name": f"gang-{i:04d}", "namespace": namespace},
             "spec": {"schedulerName": "volcano", "queue": "default", "minAvailable": REPLICAS,
                      "tasks": [{"name": "task", "replicas": REPLICAS, "template": {"spec": {
                          "nodeSelector": {"type": "kwok"}, "tolerations": [KWOK_TOLERATION],
@@ -58,9 +59,9 @@ class PodTimes(Watch):
     the timer without the floor tool. Its JSON decoding costs about 2 s of CPU per 1,000
     pods, taken from the components it measures."""
 
-    def __init__(self, store: KubeStore, pods: int) -> None:
+    def __init__(self, store: KubeStore, pods: int, namespace: str) -> None:
         super().__init__(["Pod"])
-        self.pods = pods
+        self.pods, self.namespace = pods, namespace
         self.bound: dict[str, float] = {}
         self.running: dict[str, float] = {}
         self._store = KubeStore(store.client)
@@ -68,6 +69,8 @@ class PodTimes(Watch):
 
     def offer(self, event: str, obj: dict) -> None:
         now = time.time()
+        if obj["metadata"].get("namespace") != self.namespace:
+            return
         name = obj["metadata"]["name"]
         if obj.get("spec", {}).get("nodeName"):
             self.bound.setdefault(name, now)
@@ -91,10 +94,10 @@ class FloorObserver:
     Running is then found by asking, every 0.1 s, for one pod of the namespace that is not
     Running."""
 
-    def __init__(self, binary: str, cluster: DevCluster, store: KubeStore, pods: int) -> None:
-        self._store = store
+    def __init__(self, binary: str, cluster: DevCluster, store: KubeStore, pods: int, namespace: str) -> None:
+        self._store, self.namespace = store, namespace
         self._proc = subprocess.Popen([binary, "observe", "--kubeconfig", str(cluster.kubeconfig),
-                                       "--namespace", NAMESPACE, "--count", str(pods)],
+                                       "--namespace", namespace, "--count", str(pods)],
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if self._proc.stderr.readline().strip() != "watching":
             raise RuntimeError(f"bench: apiserver-floor observe did not start: {self._proc.stderr.read()}")
@@ -109,7 +112,7 @@ class FloorObserver:
 
     def last_running(self, alive: Callable[[], None]) -> float:
         query = {"fieldSelector": "status.phase!=Running", "limit": 1}
-        path = f"/api/v1/namespaces/{NAMESPACE}/pods"
+        path = f"/api/v1/namespaces/{self.namespace}/pods"
         _wait(lambda: not self._store.client.request("GET", path, query=query)["items"], alive,
               lambda: "pods not Running", period=0.1)
         return time.time()
@@ -137,11 +140,12 @@ def run_real(preset: str, floor: str | None = None, log: Callable[[str], None] =
             client = KubeClient(str(cluster.kubeconfig))
             install(client, log=lambda _: None)
             store = KubeStore(client)
+            namespaces = (f"{NAMESPACE}-{n}" for n in itertools.count())
             for nodes, jobs, floor_preset, size_rounds in REAL_PRESETS[preset]:
                 _ensure_nodes(store, nodes)
                 runs = []
                 for i in range(rounds or size_rounds):
-                    runs.append(_round(cluster, store, nodes, jobs, floor_binary, floor_preset,
+                    runs.append(_round(cluster, store, nodes, jobs, floor_binary, floor_preset, next(namespaces),
                                        floor_first=i % 2 == 0, log=log))
                 results.append(_summary(nodes, jobs, runs))
             store.close()
@@ -186,12 +190,12 @@ def _build_floor(path: str, directory: str) -> str:
 
 
 def _round(cluster: DevCluster, store: KubeStore, nodes: int, jobs: int, floor_binary: str | None,
-           floor_preset: str, floor_first: bool, log: Callable[[str], None]) -> dict[str, Any]:
+           floor_preset: str, namespace: str, floor_first: bool, log: Callable[[str], None]) -> dict[str, Any]:
     """One volcanic run and, with the floor tool, one repeat of the floor before or after it."""
     if floor_binary is None:
-        return _measure(cluster, store, nodes, jobs, None, log)
+        return _measure(cluster, store, nodes, jobs, None, namespace, log)
     floor_s = _floor(floor_binary, cluster, floor_preset, log) if floor_first else None
-    result = _measure(cluster, store, nodes, jobs, floor_binary, log)
+    result = _measure(cluster, store, nodes, jobs, floor_binary, namespace, log)
     if floor_s is None:
         floor_s = _floor(floor_binary, cluster, floor_preset, log)
     return {**result, "floor_bound_s": round(floor_s, 3), "ratio_to_floor": round(result["last_bound_s"] / floor_s, 2)}
@@ -206,11 +210,13 @@ def _floor(binary: str, cluster: DevCluster, preset: str, log: Callable[[str], N
 
 
 def _measure(cluster: DevCluster, store: KubeStore, nodes: int, jobs: int, floor_binary: str | None,
-             log: Callable[[str], None]) -> dict[str, Any]:
-    """One volcanic run on an empty namespace, removed again at the end with all it holds."""
+             namespace: str, log: Callable[[str], None]) -> dict[str, Any]:
+    """One volcanic run in a new namespace, removed again at the end with all it holds. New,
+    as the floor tool names each repeat's pods anew: pods made under the names of pods just
+    deleted (the same namespace again) bound 20-40% slower, run after run."""
     pods = jobs * REPLICAS
     log(f"{jobs} jobs x {REPLICAS} pods on {nodes} nodes ...")
-    store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+    store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     procs = [_volcanic(cluster, "scheduler"), _volcanic(cluster, "controller-manager")]
 
     def alive() -> None:
@@ -219,10 +225,11 @@ def _measure(cluster: DevCluster, store: KubeStore, nodes: int, jobs: int, floor
                 raise RuntimeError(f"bench: {p.args[3]} exited with {p.returncode}; see {cluster.dir}")
 
     try:
-        timer = FloorObserver(floor_binary, cluster, store, pods) if floor_binary else PodTimes(store, pods)
+        timer = (FloorObserver(floor_binary, cluster, store, pods, namespace) if floor_binary
+                 else PodTimes(store, pods, namespace))
         time.sleep(3.0)  # both components synced
         start = time.time()
-        for created in [store.create_async(gang_job(i)) for i in range(jobs)]:
+        for created in [store.create_async(gang_job(i, namespace)) for i in range(jobs)]:
             created.result()
         created = time.time() - start
         bound_s = timer.last_bound(alive) - start
@@ -231,8 +238,8 @@ def _measure(cluster: DevCluster, store: KubeStore, nodes: int, jobs: int, floor
         for p in procs:
             p.terminate()
             p.wait(15)
-    store.delete("Namespace", NAMESPACE)
-    _wait_gone(store, NAMESPACE)
+    store.delete("Namespace", namespace)
+    _wait_gone(store, namespace)
     return {"jobs_created_s": round(created, 3), "last_bound_s": round(bound_s, 3),
             "last_running_s": round(running_s, 3)}
 
