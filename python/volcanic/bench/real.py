@@ -212,8 +212,8 @@ def _floor(binary: str, cluster: DevCluster, preset: str, log: Callable[[str], N
 def _measure(cluster: DevCluster, store: KubeStore, nodes: int, jobs: int, floor_binary: str | None,
              namespace: str, log: Callable[[str], None]) -> dict[str, Any]:
     """One volcanic run in a new namespace, removed again at the end with all it holds. New,
-    as the floor tool names each repeat's pods anew: pods made under the names of pods just
-    deleted (the same namespace again) bound 20-40% slower, run after run."""
+    as the floor tool names each repeat's pods anew (docs/benchmark.md: back-to-back runs
+    under the same names were slower)."""
     pods = jobs * REPLICAS
     log(f"{jobs} jobs x {REPLICAS} pods on {nodes} nodes ...")
     store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
