@@ -251,7 +251,8 @@ def test_a_create_answered_already_exists_while_the_watch_lags_is_counted_not_se
     instead of creating it again at every answer."""
     c, held = held_cluster(monkeypatch, twice=("a-t-1",))
     pump = c.informers.pump
-    held.on_answer = lambda: setattr(c.informers, "pump", lambda: None)  # the watch falls behind the creates
+    # the watch falls behind the creates (from the first answer once the pods are being made)
+    held.on_answer = lambda: held.sent and setattr(c.informers, "pump", lambda: None)
     c.apply(job("a", task("t", 3)))
     assert wait(c, lambda: len(held.sent) >= 3 and not held.creating, 5)
     c.run(3)

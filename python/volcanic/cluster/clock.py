@@ -15,23 +15,25 @@ EPOCH = 1704067200.0  # 2024-01-01T00:00:00Z
 
 
 class VirtualClock:
-    """Unix seconds from `start`, and a heap of timers ordered by (due, creation)."""
+    """Unix seconds from `start`, and a heap of timers ordered by (due, last, creation)."""
 
     def __init__(self, start: float = EPOCH) -> None:
         self.start = start
         self._now = start
         self._seq = 0
+        self.fired = 0  # timers run so far: what a simulation costs, beside what it does
+        self._passed = float("-inf")  # run() is done with every instant up to this one
         self._timers: list[Timer] = []
 
     def now(self) -> float:
         return self._now
 
-    def after(self, delay: float, fn: Callable[[], None]) -> Timer:
-        """Runs fn at now + delay (a negative delay means now)."""
+    def after(self, delay: float, fn: Callable[[], None], last: bool = False) -> Timer:
+        """Runs fn at now + delay (a negative delay means now); see kube.clock.Clock."""
         if delay != delay or delay == float("inf"):
             raise ValueError(f"timer delay: must be a finite number, got {delay!r}")
         self._seq += 1
-        timer = Timer(self._now + max(0.0, delay), self._seq, fn)
+        timer = Timer(self._now + max(0.0, delay), last, self._seq, fn)
         heapq.heappush(self._timers, timer)
         return timer
 
@@ -47,8 +49,14 @@ class VirtualClock:
             return False
         timer = heapq.heappop(self._timers)
         self._now = max(self._now, timer.due)
+        self.fired += 1
         timer.fn()
         return True
 
     def advance_to(self, t: float) -> None:
+        """Moves to t, done with every instant up to it (the caller fired what was due)."""
         self._now = max(self._now, t)
+        self._passed = self._now
+
+    def passed(self, t: float) -> bool:
+        return t <= self._passed

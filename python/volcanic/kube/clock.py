@@ -16,9 +16,11 @@ from typing import Callable, Protocol
 
 @dataclass(order=True)
 class Timer:
-    """Work due at a time; cancel() makes it a no-op."""
+    """Work due at a time; cancel() makes it a no-op. Timers due at the same time run in the
+    order they were made, those made with `last` after all the others."""
 
     due: float
+    last: bool
     seq: int
     fn: Callable[[], None] = field(compare=False)
     cancelled: bool = field(default=False, compare=False)
@@ -31,8 +33,13 @@ class Clock(Protocol):
     def now(self) -> float:
         """Unix seconds."""
 
-    def after(self, delay: float, fn: Callable[[], None]) -> Timer:
-        """Runs fn `delay` seconds from now (a negative delay means now)."""
+    def after(self, delay: float, fn: Callable[[], None], last: bool = False) -> Timer:
+        """Runs fn `delay` seconds from now (a negative delay means now); with `last`, after
+        every other timer due then, those made later included."""
+
+    def passed(self, t: float) -> bool:
+        """Whether the clock is done with instant t: the timers due by then have run, and one
+        made now for t runs after them, `last` or not."""
 
 
 def rfc3339(seconds: float) -> str:

@@ -30,13 +30,16 @@ class WallClock:
     def now(self) -> float:
         return time.time()
 
-    def after(self, delay: float, fn: Callable[[], None]) -> Timer:
+    def after(self, delay: float, fn: Callable[[], None], last: bool = False) -> Timer:
         with self._lock:
             self._seq += 1
-            timer = Timer(time.time() + max(0.0, delay), self._seq, fn)
+            timer = Timer(time.time() + max(0.0, delay), last, self._seq, fn)
             heapq.heappush(self._timers, timer)
         self.on_timer()
         return timer
+
+    def passed(self, t: float) -> bool:
+        return t < time.time()
 
     def run_due(self) -> float:
         """Runs every timer due now; returns seconds until the next one (at most 1)."""

@@ -4,8 +4,14 @@ embedded cluster (on its virtual clock) and as `volcanic scheduler` on a real AP
 
 - Feeding is incremental: each watch event of a kind the engine reads is one upsert or
   delete; nothing is re-listed per cycle.
-- A cycle with nothing new since a session that decided nothing is skipped: the engine is
-  deterministic, so that session would decide the same nothing again.
+- Sessions run at period boundaries (start + k * period), and only at those where something
+  changed since a session that decided nothing: the engine is deterministic, so that session
+  would decide the same nothing again. The cycle is armed only then, so an idle cluster
+  costs no timer at all (a simulated month of it is free) and the sessions that run, and
+  when, are those of a loop woken every period. At its boundary the cycle runs after every
+  other timer due then, so a session sees everything that happened at that instant; what
+  comes once the clock is done with the instant (Cluster.apply() after run() returned at a
+  boundary) waits for the next one, as it would for a cycle that ran.
 - With `settle` (seconds), a session also starts once the watch has brought nothing new for
   that long, instead of waiting out the period, and as soon as it brings new work, busy or
   not: a new PodGroup (to enqueue) or a new pod that fills its gang up to minMember pods
@@ -34,11 +40,12 @@ from __future__ import annotations
 from collections import deque
 from concurrent.futures import Future
 import logging
+import math
 import time
 from typing import Any, Callable
 
 from volcanic.errors import PluginError
-from volcanic.kube.clock import Clock, rfc3339
+from volcanic.kube.clock import Clock, Timer, rfc3339
 from volcanic.kube.errors import StoreError
 from volcanic.kube.events import Recorder
 from volcanic.kube.informers import Handler, Informers
@@ -72,14 +79,17 @@ class SchedulerLoop:
         self.sessions = 0
         self.seconds: dict[str, float] = {"session": 0.0}  # wall seconds, per action and in all
         self.last: Decisions | None = None
-        self._dirty = True
+        self._dirty = False
+        self._start = clock.now()
+        self._next_cycle = 0  # the first boundary (start + k * period) a cycle may still run at
+        self._cycle_timer: Timer | None = None
         self._answered: deque[tuple[str, str, Future]] = deque()  # bind answers: ("ns/pod", node, answer)
         self._binds_answered = [0, 0]  # binds collected since the last session: succeeded, failed
         self._status = StatusWrites(store, wake=informers.watch.wake)
         for kind in SCHEDULER_KINDS:
             informers.add_handler(kind, Handler(on_add=self._added, on_update=lambda old, new: self._upsert(new),
                                                 on_delete=self._delete))
-        clock.after(0.0, self._cycle)
+        self._mark_dirty()
 
     def reconfigure(self, conf: Any) -> None:
         """Replaces the engine by one with configuration `conf`, refilled from the cache;
@@ -90,10 +100,22 @@ class SchedulerLoop:
                 engine.upsert(obj)
         self.engine = engine
         self._gangs_filled = engine.gangs_filled()
+        self._mark_dirty()
+
+    def _mark_dirty(self) -> None:
+        """A session is due at the next boundary: the cycle is armed for it."""
         self._dirty = True
+        if self._cycle_timer is not None:
+            return
+        now = self.clock.now()
+        k = max(self._next_cycle, math.ceil((now - self._start) / self.period))
+        while self._start + k * self.period < now or self.clock.passed(self._start + k * self.period):
+            k += 1  # a quotient rounded down, or a boundary at now that the clock is done with
+        self._next_cycle = k
+        self._cycle_timer = self.clock.after(self._start + k * self.period - now, self._cycle, last=True)
 
     def _changed(self) -> None:
-        self._dirty = True
+        self._mark_dirty()
         if self.settle is None:
             return
         self._changed_at = self.clock.now()
@@ -146,7 +168,8 @@ class SchedulerLoop:
         self.engine.delete(obj["kind"], meta["name"], meta.get("namespace"))
 
     def _cycle(self) -> None:
-        self.clock.after(self.period, self._cycle)
+        self._cycle_timer = None
+        self._next_cycle += 1
         self._session()
 
     def _session(self) -> None:
@@ -164,7 +187,7 @@ class SchedulerLoop:
             # A Python plugin failed: the session changed nothing; try again next period, as a
             # scheduler would after logging it.
             self.informers.errors.append(f"scheduler: {e}")
-            self._dirty = True
+            self._mark_dirty()
             return
         seconds = time.perf_counter() - start
         self.seconds["session"] += seconds
@@ -172,7 +195,7 @@ class SchedulerLoop:
             self.seconds[action] = self.seconds.get(action, 0.0) + seconds
         self.last = d
         if d.binds or d.evictions or d.deferred:
-            self._dirty = True
+            self._mark_dirty()
         self._bind(d)
         self._evict(d)
         self._write_statuses(d)
@@ -221,7 +244,7 @@ class SchedulerLoop:
         log.info("scheduler: bind of %s to %s failed: %s", key, node, error)
         if pod is not None:  # else deleted meanwhile: the engine has dropped it already
             self.engine.forget(key)
-            self._dirty = True
+            self._mark_dirty()
             self._unschedulable(pod, "SchedulerError", f"failed to bind to node {node}: {error}")
         return False
 
