@@ -41,7 +41,7 @@ from volcanic.real.store import KubeStore
 REAL_PRESETS = {"real-gang": [(100, 10, "small", 3), (1000, 100, "medium", 1)],
                 "real-gang-small": [(100, 10, "small", 3)]}
 REPLICAS = 100
-NAMESPACE = "gang-bench"  # a run's namespace is NAMESPACE-<n>, new for each run (see _measure)
+NAMESPACE = "gang-bench"  # a run's namespace is NAMESPACE-<n>, new for each run (see run_real)
 
 
 def gang_job(i: int, namespace: str) -> dict[str, Any]:

@@ -109,10 +109,13 @@ class SchedulerLoop:
             return
         now = self.clock.now()
         k = max(self._next_cycle, math.ceil((now - self._start) / self.period))
-        while self._start + k * self.period < now or self.clock.passed(self._start + k * self.period):
+        while self._boundary(k) < now or self.clock.passed(self._boundary(k)):
             k += 1  # a quotient rounded down, or a boundary at now that the clock is done with
         self._next_cycle = k
-        self._cycle_timer = self.clock.after(self._start + k * self.period - now, self._cycle, last=True)
+        self._cycle_timer = self.clock.after(self._boundary(k) - now, self._cycle, last=True)
+
+    def _boundary(self, k: int) -> float:
+        return self._start + k * self.period
 
     def _changed(self) -> None:
         self._mark_dirty()
