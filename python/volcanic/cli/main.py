@@ -12,6 +12,7 @@ import yaml
 
 from volcanic.cli.kube import (add_commands, add_limit_flags, admission_conf, cmd_cluster_webhook, kubeconfig_flag,
                                positive_int, webhook_limits)
+from volcanic.cli.simulate import add_simulate
 from volcanic.errors import AdmissionError, ConfigError, InvalidObject, PluginError
 from volcanic.kube.errors import StoreError
 
@@ -126,6 +127,7 @@ def _cmd_webhook(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from volcanic.bench import ADMISSION_PRESETS, E2E_PRESETS, run_admission, run_bench, run_e2e
     from volcanic.bench.real import REAL_PRESETS, run_real
+    from volcanic.bench.replay import REPLAY_PRESETS, run_replay
 
     if args.preset in ADMISSION_PRESETS:
         result = run_admission(args.preset)
@@ -152,6 +154,17 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             print(f"  {r['jobs']} jobs, {r['pods']} pods on {r['nodes']} nodes, median of {len(r['rounds'])} "
                   f"rounds: last bound {r['last_bound_s']:.2f} s, last Running {r['last_running_s']:.2f} s, "
                   f"{r['binds_per_s']} binds/s{floor}")
+        return 0
+    if args.preset in REPLAY_PRESETS:
+        result = run_replay(args.preset)
+        if args.json:
+            print(json.dumps(result))
+            return 0
+        print(f"preset {result['preset']}: {result['trace']} on {result['nodes']} nodes, {result['pods_total']} pods")
+        print(f"  wall      {result['wall_s']:.2f} s for {result['simulated_s']:g} simulated s "
+              f"({result['speedup']}x real time, {result['sessions']} sessions)")
+        print(f"  pods      {result['pods_succeeded']} succeeded, {result['pods_failed']} failed, "
+              f"{result['pods_unschedulable']} never placed")
         return 0
     if args.preset in E2E_PRESETS:
         result = run_e2e(args.preset, seed=args.seed)
@@ -208,10 +221,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_schedule)
     b = sub.add_parser("bench", help="time one session on a synthetic cluster")
     b.add_argument("--preset", choices=["small", "medium", "large", "e2e-small", "e2e-medium", "admission",
-                                        "real-gang", "real-gang-small"],
+                                        "real-gang", "real-gang-small", "replay-openb"],
                    default="medium", help="small/medium/large: one session; e2e-*: a whole workload in the "
                    "embedded cluster; admission: the HTTPS admission webhook; real-gang*: Volcano's gang "
-                   "benchmark on a dev cluster (docs/benchmark.md)")
+                   "benchmark on a dev cluster; replay-openb: the openb GPU trace replayed (docs/benchmark.md)")
     b.add_argument("--floor", metavar="DIR", help="real-gang*: apiserver-floor's directory; measure the API "
                    "server's floor beside each run and report the ratio to it")
     b.add_argument("--rounds", type=positive_int, metavar="N", help="real-gang*: runs per size, each beside a repeat "
@@ -248,6 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="refuse to delete a queue with allocated pods")
     add_limit_flags(w)
     w.set_defaults(func=_cmd_webhook)
+    add_simulate(sub)
     add_commands(sub)
     return p
 

@@ -235,14 +235,17 @@ class Cluster:
         self._clock.advance_to(until)
 
     def run_until(self, done, limit: float = 86400.0, step: float = 1.0) -> bool:
-        """Runs in steps of `step` seconds until done(cluster) is true or `limit` seconds
-        have passed; returns done(cluster)."""
+        """Runs until done(cluster) is true or `limit` seconds have passed; returns
+        done(cluster). done is checked every `step` seconds while work is due, and once at
+        the next due work after an idle stretch, which costs nothing: nothing changes then."""
         if not 0 <= limit < math.inf or not 0 < step < math.inf:
             raise ValueError(f"run_until: limit must be finite and >= 0 and step > 0, got {limit!r}, {step!r}")
         end = self._clock.now() + limit
         self.run(0)
         while not done(self) and self._clock.now() < end:
-            self.run(min(step, end - self._clock.now()))
+            due = self._clock.next_due()
+            until = end if due is None else min(end, max(due, self._clock.now() + step))
+            self.run(until - self._clock.now())
         return bool(done(self))
 
     # Internals.

@@ -1,0 +1,1 @@
+"""Trace replay, metrics, DataFrames and plots on the embedded cluster; see docs/simulation.md."""

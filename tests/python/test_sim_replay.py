@@ -1,0 +1,134 @@
+"""Trace replay (volcanic/sim): the openb reader, the replay driver, its metrics and
+`volcanic simulate` (docs/simulation.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import pytest
+
+from volcanic.cli.main import main
+from volcanic.errors import InvalidObject
+from volcanic.sim.metrics import summary
+from volcanic.sim.openb import find_openb, read_openb
+from volcanic.sim.replay import replay
+import volcanic
+from test_scheduler_cycles import _every_period
+
+NODES = "sn,cpu_milli,memory_mib,gpu,model\nn0,8000,16384,2,T4\nn1,4000,8192,0,\n"
+PODS = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+        "p0,4000,4096,1,1000,,LS,Running,0,100,0\n"
+        "p1,2000,4096,1,500,T4|P100,LS,Running,10,40,10\n"
+        "p2,4000,1024,0,0,,BE,Running,10,70,10\n"
+        "p3,6000,1024,1,300,,LS,Running,20,50,20\n")  # waits for CPU: p0 holds 4 of n0's 8 cores
+
+
+def _write(tmp_path, nodes: str = NODES, pods: str = PODS) -> tuple[str, str]:
+    (tmp_path / "nodes.csv").write_text(nodes)
+    (tmp_path / "pods.csv").write_text(pods)
+    return str(tmp_path / "nodes.csv"), str(tmp_path / "pods.csv")
+
+
+def test_openb_maps_nodes_and_pods(tmp_path):
+    trace = read_openb(*_write(tmp_path))
+    n0 = trace.nodes[0]
+    assert n0["status"]["allocatable"] == {"cpu": "8000m", "memory": "16384Mi", "pods": "110",
+                                           "volcanic/gpu-milli": "2000"}
+    assert n0["metadata"]["labels"] == {"gpu-model": "T4"} and trace.nodes[1]["metadata"]["labels"] == {}
+    assert "volcanic/gpu-milli" not in trace.nodes[1]["status"]["allocatable"]
+    a = {a.objects[0]["metadata"]["name"]: a for a in trace.arrivals}
+    p1 = a["p1"].objects[0]
+    assert a["p1"].time == 10 and a["p1"].gpus == 0.5
+    assert p1["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "2000m", "memory": "4096Mi",
+                                                                    "volcanic/gpu-milli": "500"}
+    assert p1["metadata"]["annotations"] == {"volcanic/sim-duration": "30"}
+    terms = p1["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert terms["nodeSelectorTerms"][0]["matchExpressions"] == [{"key": "gpu-model", "operator": "In",
+                                                                  "values": ["T4", "P100"]}]
+    assert "volcanic/gpu-milli" not in a["p2"].objects[0]["spec"]["containers"][0]["resources"]["requests"]
+    assert [x.time for x in trace.arrivals] == [0, 10, 10, 20]  # ties keep the file's order
+    assert [x.objects[0]["metadata"]["name"] for x in trace.arrivals][1:3] == ["p1", "p2"]
+
+
+@pytest.mark.parametrize("pods, message", [
+    ("name,cpu_milli,memory_mib,num_gpu\np,1,1,1\n", "missing columns gpu_milli"),
+    ("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,x,1,0,0\n", "pods.csv line 2: cpu_milli: must be a whole number, got 'x'"),
+    ("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,1,2,500\n", "pods.csv line 2: gpu_milli"),
+    ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time\np,1,1,0,0,5,4\n",
+     "pods.csv line 2: deletion_time: before creation_time"),
+    ("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n,1,1,0,0\n", "pods.csv line 2: name: is required"),
+])
+def test_openb_refuses_bad_rows_naming_line_and_column(tmp_path, pods, message):
+    with pytest.raises(InvalidObject, match=message.replace("|", r"\|")):
+        read_openb(*_write(tmp_path, pods=pods))
+
+
+def test_replay_runs_each_pod_for_its_lifetime_and_records_it(tmp_path):
+    run = replay(read_openb(*_write(tmp_path)))
+    r = run.pods
+    assert {k: v.phase for k, v in r.items()} == {f"default/p{i}": "Succeeded" for i in range(4)}
+    # Sessions at period boundaries: a pod created at t is bound at the boundary after it
+    # and Running then (no start delay); it ends its lifetime later.
+    assert (r["default/p0"].arrival, r["default/p0"].start, r["default/p0"].end) == (0, 1, 101)
+    assert (r["default/p1"].start, r["default/p1"].end, r["default/p1"].node) == (11, 41, "n0")
+    assert r["default/p2"].node == "n1"  # n0 has 4 cores left after p0 and p1 takes 2 of them
+    # p3 needs 6 cores: only n0 has them, once p1 (t=41) and p0 (t=101) have gone. The
+    # session at 101 comes after p0's exit at that instant (docs/cluster.md, Time).
+    assert (r["default/p3"].arrival, r["default/p3"].start, r["default/p3"].node) == (20, 101, "n0")
+    assert run.cluster.list("Pod") == [] and run.cluster.list("PodGroup") == []  # ended pods are deleted
+    m = summary(run, "volcano")
+    assert m["pods_total"] == m["pods_scheduled"] == m["pods_succeeded"] == 4 and m["pods_unschedulable"] == 0
+    assert (m["wait_p50_s"], m["wait_p99_s"]) == (1, 81)
+    assert m["simulated_s"] == 131  # p3's 30 s from t=101
+    # GPU: p0 1000 for 100 s, p1 500 for 30 s, p3 300 for 30 s, of 2000 for 131 s.
+    assert m["gpu_allocated_share"] == pytest.approx((100_000 + 15_000 + 9_000) / (2000 * 131), abs=1e-6)
+    assert m["utilization"]["cpu"] == pytest.approx((4 * 100 + 2 * 30 + 4 * 60 + 6 * 30) / (12 * 131), abs=1e-6)
+
+
+def test_replay_decides_as_a_loop_woken_every_period(tmp_path):
+    """Issue 13: the replay's lazy cycles give the decisions, and their times, of a session
+    every period."""
+    trace = read_openb(*_write(tmp_path))
+
+    def played(every_period: bool) -> tuple[dict, list]:
+        c = volcanic.Cluster()
+        if every_period:
+            _every_period(c)
+        binds: list = []
+        c.scheduler.on_session = lambda d, *_: binds.append((c.now, sorted(d.binds.items())) if d.binds else None)
+        run = replay(trace, cluster=c)
+        return {k: (v.start, v.end, v.node) for k, v in run.pods.items()}, [b for b in binds if b]
+    assert played(every_period=False) == played(every_period=True)
+
+
+def test_simulate_cli_prints_one_json_line_per_configuration(tmp_path, capsys):
+    nodes, pods = _write(tmp_path)
+    conf = tmp_path / "mine.conf"
+    conf.write_text("actions: enqueue, allocate\ntiers:\n- plugins:\n  - name: gang\n  - name: predicates\n")
+    assert main(["simulate", "--nodes", nodes, "--pods", pods, "--policy", "volcano", "--policy", "binpack",
+                 "--conf", str(conf), "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["policy"] for r in lines] == ["volcano", "binpack", "mine.conf"]
+    assert all(r["pods_succeeded"] == 4 and r["sessions"] > 0 for r in lines)
+
+
+def test_simulate_cli_names_an_unknown_policy(tmp_path, capsys):
+    nodes, pods = _write(tmp_path)
+    assert main(["simulate", "--nodes", nodes, "--pods", pods, "--policy", "fastest"]) == 1
+    assert "policy 'fastest': unknown; known policies: binpack, volcano" in capsys.readouterr().err
+
+
+OPENB = find_openb() or next((str(p) for p in [pathlib.Path(__file__).parents[3] / "shared" / "traces" /
+                                                 "alibaba-gpu-v2023"] if p.is_dir()), None)
+
+
+@pytest.mark.skipif(OPENB is None, reason="the openb trace (../shared/traces) is not on this machine")
+def test_a_sample_of_the_real_trace_runs_to_the_end(tmp_path):
+    root = OPENB
+    with open(os.path.join(root, "openb_pod_list_default.csv"), encoding="utf-8") as f:
+        sample = "".join(f.readlines()[:301])
+    (tmp_path / "pods.csv").write_text(sample)
+    run = replay(read_openb(os.path.join(root, "openb_node_list_all_node.csv"), str(tmp_path / "pods.csv")))
+    assert sum(r.phase == "Succeeded" for r in run.pods.values()) == 300 and not run.cluster.errors
