@@ -104,3 +104,38 @@ TEST_CASE("a bare volcano pod is its own group of one in the default queue") {
   REQUIRE(job->min_available == 1);
   REQUIRE(job->queue == "default");
 }
+
+TEST_CASE("an upsert reports whether the scheduler's view changed") {
+  Cache c;
+  auto upsert = [&c](const json& o) {
+    auto r = c.Upsert(o);
+    REQUIRE(r.ok());
+    return *r;
+  };
+  json pod = Pod("ns", "p", "1", "1Gi", "pg", "n1", "Running");
+  REQUIRE(upsert(Node("n1", "4", "8Gi")) == Cache::Change::kChanged);
+  REQUIRE(upsert(pod) == Cache::Change::kChanged);
+  pod["metadata"]["resourceVersion"] = "7";
+  pod["status"]["conditions"] = json::array({{{"type", "Ready"}, {"status", "True"}}});
+  REQUIRE(upsert(pod) == Cache::Change::kUnchanged);  // nothing the scheduler reads
+  REQUIRE(c.FindNode("n1")->used.Get(kCpu) == 1000);
+  pod["metadata"]["labels"] = {{"app", "x"}};
+  REQUIRE(upsert(pod) == Cache::Change::kChanged);
+  pod["status"]["phase"] = "Succeeded";
+  REQUIRE(upsert(pod) == Cache::Change::kChanged);
+  REQUIRE(c.FindNode("n1")->used.Get(kCpu) == 0);
+
+  json queue = Queue("q", 2);
+  REQUIRE(upsert(queue) == Cache::Change::kChanged);
+  queue["status"] = {{"running", 3}, {"state", "Open"}};  // the queue controller's counts
+  REQUIRE(upsert(queue) == Cache::Change::kUnchanged);
+  queue["spec"]["weight"] = 3;
+  REQUIRE(upsert(queue) == Cache::Change::kChanged);
+
+  json node = Node("n1", "4", "8Gi");
+  node["status"]["conditions"] = json::array({{{"type", "MemoryPressure"}, {"status", "False"}}});
+  REQUIRE(upsert(node) == Cache::Change::kUnchanged);  // a heartbeat
+  node["status"]["conditions"] = json::array({{{"type", "Ready"}, {"status", "False"}}});
+  REQUIRE(upsert(node) == Cache::Change::kChanged);
+  REQUIRE(upsert({{"kind", "ConfigMap"}, {"metadata", {{"name", "x"}}}}) == Cache::Change::kIgnored);
+}

@@ -193,27 +193,37 @@ def test_a_pod_its_queue_has_no_room_for_says_so():
 
 
 def test_run_once_changed_only_reports_only_statuses_that_differ_from_the_objects():
-    """The cluster loop's status writer: a status equal to what the object says is not sent."""
+    """The cluster loop's status writer: a status equal to what the object says, or to what
+    an earlier session reported (taken as written), is not sent; the echo of a written status
+    changes nothing the scheduler reads, so it needs no session."""
     s = volcanic.Scheduler()
     for o in (node("n1"), podgroup("pg", 1), pod("a", "pg")):
         s.upsert(o)
     d = s.run_once(now=NOW, changed_only=True)
     assert d.binds == {"ns/a": "n1"} and "default" in d.queues
+    allocated = d.queues["default"]["allocated"]
     bound = pod("a", "pg")
     bound["spec"]["nodeName"] = "n1"
     bound["status"] = {"phase": "Running"}
-    s.upsert(bound)
+    assert s.upsert(bound) is True
     d = s.run_once(now=NOW + 1, changed_only=True)
     assert d.podgroups["ns/pg"]["phase"] == "Running"
+    assert "default" not in d.queues  # reported by the first session, unchanged since
     pg = podgroup("pg", 1)
     pg["status"] = {"phase": "Running", "conditions": d.podgroups["ns/pg"]["conditions"], "running": 1}
-    s.upsert(pg)
+    assert s.upsert(pg) is False  # the echo of the status reported
     q = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "default"},
-         "spec": {"weight": 1}, "status": {"allocated": d.queues["default"]["allocated"]}}
-    s.upsert(q)
+         "spec": {"weight": 1}, "status": {"allocated": allocated, "running": 1}}
+    assert s.upsert(q) is False
     again = s.run_once(now=NOW + 2, changed_only=True)
     assert again.podgroups == {} and "default" not in again.queues
-    assert "ns/pg" in s.run_once(now=NOW + 3).podgroups  # the default still reports every one
+    # A write that failed is forgotten: the next session reports it again.
+    s.forget_status("PodGroup", "ns/pg")
+    s.forget_status("Queue", "default")
+    s.forget_status("Queue", "gone")  # an object that is gone: nothing to do
+    again = s.run_once(now=NOW + 3, changed_only=True)
+    assert again.podgroups["ns/pg"]["phase"] == "Running" and again.queues["default"]["allocated"] == allocated
+    assert "ns/pg" in s.run_once(now=NOW + 4).podgroups  # the default still reports every one
 
 
 def test_a_gang_still_being_created_gets_pod_conditions_once_its_count_holds():

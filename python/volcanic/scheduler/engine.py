@@ -29,6 +29,9 @@ class Decisions:
     unschedulable: "ns/pod" -> why a pending pod was not placed.
     deferred: pod conditions were held back for the next session (a gang whose pods are
         still being created); the next session must run though nothing else changed.
+    pending: some job waits to be enqueued, or has a pod waiting for a node, after this
+        session; with `podgroups` changed, the next session may decide otherwise though
+        nothing else changed (enqueue counts the jobs' phases).
     action_seconds: action -> wall seconds it took (diagnostics).
     plugin_timings: plugin -> extension point ("predicate", "job_order", "on_session_open",
         ...) -> {"seconds": wall seconds its callbacks took (sampled, scaled to all calls),
@@ -43,6 +46,7 @@ class Decisions:
     queues: dict[str, dict[str, Any]] = field(default_factory=dict)
     unschedulable: dict[str, str] = field(default_factory=dict)
     deferred: bool = False
+    pending: bool = False
     action_seconds: dict[str, float] = field(default_factory=dict)
     plugin_timings: dict[str, dict[str, dict[str, float | int]]] = field(default_factory=dict)
 
@@ -82,9 +86,11 @@ class Scheduler:
                              f"got {python_hook_budget!r}")
         self._core = _core.Scheduler(conf_json, registered_plugins(), python_hook_budget)
 
-    def upsert(self, obj: dict[str, Any] | str | bytes) -> None:
-        """Adds or replaces an object (a dict, or JSON text) by kind and key."""
-        self._core.upsert(obj)
+    def upsert(self, obj: dict[str, Any] | str | bytes) -> bool:
+        """Adds or replaces an object (a dict, or JSON text) by kind and key; returns whether
+        what the scheduler reads changed (False for a kind it does not read, a status field it
+        ignores, or the echo of a status run_once(changed_only=True) reported)."""
+        return self._core.upsert(obj)
 
     def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
         """Removes an object; removing one that is not there is not an error."""
@@ -93,6 +99,11 @@ class Scheduler:
     def forget(self, key: str) -> None:
         """Drops what the scheduler assumed about pod "ns/name" (a failed bind)."""
         self._core.forget(key)
+
+    def forget_status(self, kind: str, key: str) -> None:
+        """A status write of a session's decision failed ("PodGroup" "ns/name" or "Queue"
+        "name"): the next session decides it again."""
+        self._core.forget_status(kind, key)
 
     def gangs_filled(self) -> int:
         """How many times an upserted new pod brought its gang up to minMember pods (a count

@@ -5,8 +5,10 @@ embedded cluster (on its virtual clock) and as `volcanic scheduler` on a real AP
 - Feeding is incremental: each watch event of a kind the engine reads is one upsert or
   delete; nothing is re-listed per cycle.
 - Sessions run at period boundaries (start + k * period), and only at those where something
-  changed since a session that decided nothing: the engine is deterministic, so that session
-  would decide the same nothing again. The cycle is armed only then, so an idle cluster
+  the engine reads changed since a session that decided nothing: the engine is
+  deterministic, so that session would decide the same nothing again. The echo of a status
+  the loop wrote is no change (the engine takes what it reported as written; a write that
+  fails is forgotten, so decided again), nor is a status field the engine does not read. The cycle is armed only then, so an idle cluster
   costs no timer at all (a simulated month of it is free) and the sessions that run, and
   when, are those of a loop woken every period. At its boundary the cycle runs after every
   other timer due then, so a session sees everything that happened at that instant; what
@@ -138,6 +140,7 @@ class SchedulerLoop:
 
     def _added(self, obj: dict) -> None:
         """Only a new PodGroup, or a new pod (which alone can fill its gang), is new work."""
+        self._changed()
         self._upsert(obj)
         if obj["kind"] == "PodGroup":
             self._new_work()
@@ -148,9 +151,11 @@ class SchedulerLoop:
                 self._new_work()
 
     def _upsert(self, obj: dict) -> None:
-        self._changed()
+        """An update that leaves the engine's view as it was (a status field it does not read,
+        the echo of a status it wrote) needs no session: it would decide what the last did."""
         try:
-            self.engine.upsert(obj)
+            if self.engine.upsert(obj):
+                self._changed()
         except ValueError as e:  # a malformed object: the engine keeps what it had
             self.informers.errors.append(f"scheduler: {e}")
 
@@ -197,8 +202,8 @@ class SchedulerLoop:
         for action, seconds in d.action_seconds.items():
             self.seconds[action] = self.seconds.get(action, 0.0) + seconds
         self.last = d
-        if d.binds or d.evictions or d.deferred:
-            self._mark_dirty()
+        if d.binds or d.evictions or d.deferred or (d.podgroups and d.pending):
+            self._mark_dirty()  # the next session's view is not this one's: it may decide more
         self._bind(d)
         self._evict(d)
         self._write_statuses(d)
@@ -214,10 +219,20 @@ class SchedulerLoop:
         for write, result in self._status.collect():
             if isinstance(result, StoreError):
                 log.info("scheduler: status of %s not written: %s", describe(write.obj), result)
+                self._status_not_written(write.obj)
             elif isinstance(result, Exception):
                 raise result
             elif write.warning is not None:
                 self.recorder.event(write.obj, "Warning", "FailedScheduling", write.warning)
+
+    def _status_not_written(self, obj: dict) -> None:
+        """The engine took the status as written (its echo is no change): undo that, so the
+        next session decides it again."""
+        if obj["kind"] in ("PodGroup", "Queue"):
+            meta = obj["metadata"]
+            self.engine.forget_status(obj["kind"], f"{meta['namespace']}/{meta['name']}" if obj["kind"] == "PodGroup"
+                                      else meta["name"])
+            self._mark_dirty()
 
     def _bind(self, d: Decisions) -> None:
         """Sends the session's binds without waiting for them (Volcano binds in the background

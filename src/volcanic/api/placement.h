@@ -35,6 +35,7 @@ struct PreferredTerm {
 
 struct Taint {
   std::string key, value, effect;  // NoSchedule, PreferNoSchedule, NoExecute
+  bool operator==(const Taint&) const = default;
 };
 
 struct Toleration {

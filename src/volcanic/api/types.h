@@ -141,6 +141,9 @@ struct JobInfo {
   std::string status_phase;
   std::vector<PodGroupCondition> status_conditions;
   std::array<int32_t, 3> status_counts{};  // status.running, succeeded, failed
+  // False once a write of the status a session decided failed (Cache::ForgetStatus):
+  // the next session decides it again whatever the fields above say.
+  bool status_known = true;
   int64_t creation_ms = 0;
   // The order in which the cache first saw the job (its PodGroup or a pod of
   // it), kept across updates: ties of creationTimestamp (whole seconds) go

@@ -81,6 +81,7 @@ py::dict ToPython(const Decisions& d) {
   out["queues"] = queues;
   out["unschedulable"] = unschedulable;
   out["deferred"] = d.deferred;
+  out["pending"] = d.pending;
   out["action_seconds"] = seconds;
   out["plugin_timings"] = timings;
   return out;
@@ -138,10 +139,13 @@ class PyScheduler {
     budget_.reset();
   }
 
-  bool Upsert(const py::handle& obj) {
+  // Whether the scheduler's view changed (Cache::Change).
+  bool Upsert(const py::handle& obj) { return UpsertChange(obj) == Cache::Change::kChanged; }
+
+  Cache::Change UpsertChange(const py::handle& obj) {
     NotFromOwnSession();
     nlohmann::json j = ToJson(obj);
-    absl::StatusOr<bool> r;
+    absl::StatusOr<Cache::Change> r;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mu_);
@@ -153,7 +157,7 @@ class PyScheduler {
 
   int UpsertMany(const py::iterable& objs) {
     int n = 0;
-    for (auto obj : objs) n += Upsert(obj) ? 1 : 0;
+    for (auto obj : objs) n += UpsertChange(obj) != Cache::Change::kIgnored ? 1 : 0;
     return n;
   }
 
@@ -166,6 +170,13 @@ class PyScheduler {
       st = s_.cache().Delete(kind, name, ns.value_or(""));
     }
     Check(st);
+  }
+
+  void ForgetStatus(const std::string& kind, const std::string& key) {
+    NotFromOwnSession();
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mu_);
+    s_.ForgetStatus(kind, key);
   }
 
   void Forget(const std::string& key) {
@@ -240,6 +251,7 @@ void BindScheduler(py::module_& m) {
       .def("upsert_many", &PyScheduler::UpsertMany, py::arg("objs"))
       .def("delete", &PyScheduler::Delete, py::arg("kind"), py::arg("name"), py::arg("namespace") = py::none())
       .def("forget", &PyScheduler::Forget, py::arg("key"))
+      .def("forget_status", &PyScheduler::ForgetStatus, py::arg("kind"), py::arg("key"))
       .def("run_once", &PyScheduler::RunOnce, py::arg("now_ms"), py::arg("changed_only") = false)
       .def("stats", &PyScheduler::Stats)
       .def("gangs_filled", &PyScheduler::GangsFilled);

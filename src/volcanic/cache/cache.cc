@@ -13,6 +13,45 @@ std::string KindOf(const json& obj) {
 
 bool Terminal(TaskStatus s) { return In(s, kCompletedMask); }
 
+// Whether two parses of an object give the scheduler the same view: every
+// field read from the object (what is derived from them follows; a pod's
+// placement follows its class key). Accounting the cache keeps is not read.
+bool SameView(const TaskInfo& a, const TaskInfo& b) {
+  return a.uid == b.uid && a.job_key == b.job_key && a.implicit_group == b.implicit_group && a.role == b.role &&
+         a.index == b.index && a.resreq == b.resreq && a.priority == b.priority && a.preemptable == b.preemptable &&
+         a.priority_class_name == b.priority_class_name && a.preemption_policy == b.preemption_policy &&
+         a.creation_ms == b.creation_ms && a.labels == b.labels && a.annotations == b.annotations &&
+         a.class_key == b.class_key && a.status == b.status && a.node_name == b.node_name &&
+         a.observed_status == b.observed_status && a.observed_node == b.observed_node && a.assumed == b.assumed &&
+         a.terminating == b.terminating && a.gated == b.gated;
+}
+
+bool SameView(const JobInfo& a, const JobInfo& b) {
+  return a.uid == b.uid && a.has_podgroup == b.has_podgroup && a.queue == b.queue &&
+         a.priority_class_name == b.priority_class_name && a.min_available == b.min_available &&
+         a.min_task_member == b.min_task_member && a.min_resources == b.min_resources && a.phase == b.phase &&
+         a.conditions == b.conditions && a.status_phase == b.status_phase &&
+         a.status_conditions == b.status_conditions && a.status_counts == b.status_counts &&
+         a.status_known == b.status_known && a.creation_ms == b.creation_ms && a.preemptable == b.preemptable &&
+         a.labels == b.labels && a.annotations == b.annotations;
+}
+
+bool SameView(const QueueInfo& a, const QueueInfo& b) {
+  return a.name == b.name && a.uid == b.uid && a.parent == b.parent && a.status_allocated == b.status_allocated &&
+         a.weight == b.weight && a.priority == b.priority && a.capability == b.capability &&
+         a.deserved == b.deserved && a.guarantee == b.guarantee && a.reclaimable == b.reclaimable &&
+         a.state == b.state && a.creation_ms == b.creation_ms && a.hierarchy == b.hierarchy &&
+         a.hierarchy_weights == b.hierarchy_weights;
+}
+
+bool SameView(const NodeInfo& a, const NodeInfo& b) {
+  return a.has_object == b.has_object && a.labels == b.labels && a.annotations == b.annotations &&
+         a.taints == b.taints && a.unschedulable == b.unschedulable && a.ready_condition == b.ready_condition &&
+         a.max_pods == b.max_pods && a.allocatable == b.allocatable;
+}
+
+Cache::Change ChangeOf(bool same) { return same ? Cache::Change::kUnchanged : Cache::Change::kChanged; }
+
 }  // namespace
 
 Cache::Cache(ParseOptions opts) : opts_(std::move(opts)) { EnsureDefaultQueues(); }
@@ -32,18 +71,13 @@ void Cache::EnsureDefaultQueues() {
   }
 }
 
-absl::StatusOr<bool> Cache::Upsert(const json& obj) {
+absl::StatusOr<Cache::Change> Cache::Upsert(const json& obj) {
   std::string kind = KindOf(obj);
-  if (kind == "Pod") {
-    RETURN_IF_ERROR(UpsertPod(obj));
-  } else if (kind == "Node") {
-    RETURN_IF_ERROR(UpsertNode(obj));
-  } else if (kind == "PodGroup") {
-    RETURN_IF_ERROR(UpsertPodGroup(obj));
-  } else if (kind == "Queue") {
-    ASSIGN_OR_RETURN(QueueInfo q, ParseQueue(obj));
-    queues_[q.name] = std::move(q);
-  } else if (kind == "PriorityClass") {
+  if (kind == "Pod") return UpsertPod(obj);
+  if (kind == "Node") return UpsertNode(obj);
+  if (kind == "PodGroup") return UpsertPodGroup(obj);
+  if (kind == "Queue") return UpsertQueue(obj);
+  if (kind == "PriorityClass") {
     ASSIGN_OR_RETURN(PriorityClassInfo pc, ParsePriorityClass(obj));
     priority_classes_[pc.name] = std::move(pc);
   } else if (kind == "Namespace") {
@@ -53,12 +87,20 @@ absl::StatusOr<bool> Cache::Upsert(const json& obj) {
     if (!obj.is_object()) return absl::InvalidArgumentError("object: must be a JSON object");
     if (obj.contains("kind") && !obj["kind"].is_string() && !obj["kind"].is_null())
       return absl::InvalidArgumentError("object: kind: must be a string");
-    return false;
+    return Change::kIgnored;
   }
-  return true;
+  return Change::kChanged;
 }
 
-absl::Status Cache::UpsertPod(const json& obj) {
+absl::StatusOr<Cache::Change> Cache::UpsertQueue(const json& obj) {
+  ASSIGN_OR_RETURN(QueueInfo q, ParseQueue(obj));
+  auto it = queues_.find(q.name);
+  if (it != queues_.end() && SameView(it->second, q)) return Change::kUnchanged;
+  queues_[q.name] = std::move(q);
+  return Change::kChanged;
+}
+
+absl::StatusOr<Cache::Change> Cache::UpsertPod(const json& obj) {
   ASSIGN_OR_RETURN(TaskInfo parsed, ParsePod(obj, opts_));
   AcquireClass(parsed);
   auto it = tasks_.find(parsed.key);
@@ -74,19 +116,23 @@ absl::Status Cache::UpsertPod(const json& obj) {
       parsed.status = TaskStatus::kReleasing;
       parsed.assumed = Assumed::kEvict;
     }
+    if (SameView(*old, parsed)) {
+      ReleaseClass(parsed.class_id);  // the class acquired for the parse
+      return Change::kUnchanged;
+    }
     int32_t old_class = old->class_id;
     DetachTask(old);
     *old = std::move(parsed);
     AttachTask(old);
     ReleaseClass(old_class);
-    return absl::OkStatus();
+    return Change::kChanged;
   }
   auto t = std::make_unique<TaskInfo>(std::move(parsed));
   TaskInfo* raw = t.get();
   tasks_.emplace(raw->key, std::move(t));
   AttachTask(raw);
   if (raw->job && raw->job->tasks.size() == static_cast<size_t>(raw->job->min_available)) ++gangs_filled_;
-  return absl::OkStatus();
+  return Change::kChanged;
 }
 
 void Cache::AcquireClass(TaskInfo& t) {
@@ -179,13 +225,14 @@ void Cache::DropNodeIfEmpty(const std::string& name) {
   if (it != nodes_.end() && it->second->tasks.empty() && !it->second->has_object) nodes_.erase(it);
 }
 
-absl::Status Cache::UpsertNode(const json& obj) {
+absl::StatusOr<Cache::Change> Cache::UpsertNode(const json& obj) {
   ASSIGN_OR_RETURN(NodeInfo parsed, ParseNode(obj));
   auto& node = nodes_[parsed.name];
   if (!node) {
     node = std::make_unique<NodeInfo>(std::move(parsed));
-    return absl::OkStatus();
+    return Change::kChanged;
   }
+  if (SameView(*node, parsed)) return Change::kUnchanged;
   // Keep the tasks and their accounting; replace what the object says.
   node->has_object = true;
   node->labels = std::move(parsed.labels);
@@ -196,18 +243,19 @@ absl::Status Cache::UpsertNode(const json& obj) {
   node->max_pods = parsed.max_pods;
   node->SetAllocatable(std::move(parsed.allocatable));
   node->resource_names = std::move(parsed.resource_names);
-  return absl::OkStatus();
+  return Change::kChanged;
 }
 
-absl::Status Cache::UpsertPodGroup(const json& obj) {
+absl::StatusOr<Cache::Change> Cache::UpsertPodGroup(const json& obj) {
   ASSIGN_OR_RETURN(JobInfo parsed, ParsePodGroup(obj, opts_));
   parsed.has_podgroup = true;
   auto& job = jobs_[parsed.key];
   if (!job) {
     parsed.arrival = ++arrivals_;
     job = std::make_unique<JobInfo>(std::move(parsed));
-    return absl::OkStatus();
+    return Change::kChanged;
   }
+  if (SameView(*job, parsed)) return Change::kUnchanged;
   // Same object, so tasks keep pointing at it; keep tasks, accounting, the
   // arrival order and what the last session saw.
   parsed.arrival = job->arrival;
@@ -218,7 +266,7 @@ absl::Status Cache::UpsertPodGroup(const json& obj) {
   parsed.allocated = std::move(job->allocated);
   parsed.total_request = std::move(job->total_request);
   *job = std::move(parsed);
-  return absl::OkStatus();
+  return Change::kChanged;
 }
 
 absl::Status Cache::Delete(const std::string& kind, const std::string& name, const std::string& ns) {
@@ -283,6 +331,11 @@ void Cache::AssumeEvict(TaskInfo* t) {
 NodeInfo* Cache::FindNode(const std::string& name) const {
   auto it = nodes_.find(name);
   return it == nodes_.end() ? nullptr : it->second.get();
+}
+
+QueueInfo* Cache::FindQueue(const std::string& name) {
+  auto it = queues_.find(name);
+  return it == queues_.end() ? nullptr : &it->second;
 }
 
 JobInfo* Cache::FindJob(const std::string& key) const {

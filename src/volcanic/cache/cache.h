@@ -25,9 +25,15 @@ class Cache {
  public:
   explicit Cache(ParseOptions opts = {});
 
-  // Adds or replaces an object by kind and key. Returns false for kinds the
-  // scheduler ignores.
-  absl::StatusOr<bool> Upsert(const json& obj);
+  // What an Upsert did to the scheduler's view: a loop needs a session only
+  // after a change (sessions are deterministic: the same view, the same
+  // decisions).
+  enum class Change { kIgnored, kUnchanged, kChanged };
+  // Adds or replaces an object by kind and key. kIgnored for kinds the
+  // scheduler does not read; kUnchanged when everything the scheduler reads
+  // of the object is as it was (a status it does not read, a resourceVersion,
+  // the echo of a write it decided and assumed).
+  absl::StatusOr<Change> Upsert(const json& obj);
   // Removes an object; removing a missing object is not an error.
   absl::Status Delete(const std::string& kind, const std::string& name, const std::string& ns);
   // Drops what a session assumed about the pod; NotFound for an unknown pod.
@@ -45,6 +51,7 @@ class Cache {
   }
   NodeInfo* FindNode(const std::string& name) const;
   JobInfo* FindJob(const std::string& key) const;
+  QueueInfo* FindQueue(const std::string& name);
   TaskInfo* FindTask(const std::string& key) const;
   // Whether a job takes part in sessions: it has a PodGroup, or it is the
   // implicit group of one bare pod.
@@ -60,9 +67,10 @@ class Cache {
   const absl::flat_hash_set<const TaskInfo*>& anti_affinity_tasks() const { return anti_affinity_tasks_; }
 
  private:
-  absl::Status UpsertPod(const json& obj);
-  absl::Status UpsertNode(const json& obj);
-  absl::Status UpsertPodGroup(const json& obj);
+  absl::StatusOr<Change> UpsertPod(const json& obj);
+  absl::StatusOr<Change> UpsertNode(const json& obj);
+  absl::StatusOr<Change> UpsertPodGroup(const json& obj);
+  absl::StatusOr<Change> UpsertQueue(const json& obj);
   void AttachTask(TaskInfo* t);
   void DetachTask(TaskInfo* t);
   void DeleteTask(const std::string& key);

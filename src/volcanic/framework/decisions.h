@@ -34,6 +34,10 @@ struct Decisions {
   std::map<std::string, Resource> queue_deserved;              // queue -> deserved, if a plugin computed it
   std::map<std::string, std::string> unschedulable;            // pod key -> reason
   bool deferred = false;  // pod conditions held back for the next session (a growing gang)
+  // Some job waits to be enqueued or has a pod waiting for a node, once the
+  // session closed: a session after one that changed PodGroup phases may then
+  // decide otherwise (an enqueue counts the phases), though nothing else changed.
+  bool pending = false;
   std::vector<std::pair<std::string, double>> action_seconds;  // action -> wall seconds
   // plugin -> extension point (HookKindName) -> time, for the points it was called on.
   std::map<std::string, std::map<std::string, HookTime>> plugin_timings;

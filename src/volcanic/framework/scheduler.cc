@@ -22,7 +22,29 @@ absl::StatusOr<Decisions> Scheduler::RunOnce(int64_t now_ms, bool changed_only) 
     --sessions_;
     return status;
   }
+  if (changed_only) AssumeStatus(out);
   return out;
+}
+
+void Scheduler::AssumeStatus(const Decisions& d) {
+  for (const auto& [key, st] : d.podgroups) {
+    JobInfo* job = cache_.FindJob(key);
+    if (!job) continue;
+    job->status_phase = st.phase;
+    job->status_conditions = st.conditions;
+    job->status_counts = {st.running, st.succeeded, st.failed};
+    job->status_known = true;
+  }
+  for (const auto& [name, allocated] : d.queue_allocated)
+    if (QueueInfo* q = cache_.FindQueue(name)) q->status_allocated = allocated;
+}
+
+void Scheduler::ForgetStatus(const std::string& kind, const std::string& key) {
+  if (kind == "PodGroup") {
+    if (JobInfo* job = cache_.FindJob(key)) job->status_known = false;
+  } else if (kind == "Queue") {
+    if (QueueInfo* q = cache_.FindQueue(key)) q->status_allocated.reset();
+  }
 }
 
 }  // namespace volcanic

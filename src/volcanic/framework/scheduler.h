@@ -28,10 +28,18 @@ class Scheduler {
   // One session at `now_ms` (milliseconds since the epoch). A plugin error
   // (a plugin that fails to build, or fails while the session runs: a
   // PluginError) leaves the cache as it was.
-  // changed_only: see SessionOptions.
+  // changed_only: see SessionOptions. The caller then writes the PodGroup and
+  // Queue statuses reported, and they are taken as written: their echo is
+  // no change (Cache::Upsert), so it needs no session.
   absl::StatusOr<Decisions> RunOnce(int64_t now_ms, bool changed_only = false);
+  // A status write that failed: the next session decides it again. kind is
+  // "PodGroup" (key "ns/name") or "Queue" (key "name"); unknown keys are
+  // ignored (the object is gone).
+  void ForgetStatus(const std::string& kind, const std::string& key);
 
  private:
+  void AssumeStatus(const Decisions& d);
+
   Cache cache_;
   SchedulerConf conf_;
   Registry registry_;

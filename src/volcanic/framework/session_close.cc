@@ -68,6 +68,8 @@ void Session::Close(Decisions* out) {
     return;
   }
   WritePodGroupStatus(out);
+  for (const auto& [key, job] : jobs_)
+    if (job->IsPending() || job->Count(Mask(TaskStatus::kPending)) > 0) out->pending = true;
   WriteQueueStatus(out);
   out->binds = binds_;
   out->evictions = evictions_;
@@ -84,7 +86,7 @@ void Session::WritePodGroupStatus(Decisions* out) {
     std::array<int32_t, 3> counts = {job->Count(Mask(TaskStatus::kRunning)),
                                      job->Count(Mask(TaskStatus::kSucceeded)),
                                      job->Count(Mask(TaskStatus::kFailed))};
-    if (opts_.changed_only && job->phase == job->status_phase && job->conditions == job->status_conditions &&
+    if (opts_.changed_only && job->status_known && job->phase == job->status_phase && job->conditions == job->status_conditions &&
         counts == job->status_counts)
       continue;
     PodGroupStatusOut& st = out->podgroups[std::string(key)];
