@@ -57,29 +57,34 @@ def test_queue_keeps_explicit_parent():
     assert h.runner.errors == []
 
 
-def test_status_counts_podgroups_by_phase_and_keeps_allocated():
-    """§2.6 Sync: PodGroups counted by phase (zero counts omitted); status.allocated, written
-    by the scheduler, is kept."""
+def test_podgroups_are_counted_by_phase_for_metrics_not_written():
+    """§2.6 Sync: PodGroups counted by phase (zero counts omitted) for the metrics; the status
+    is written only when its state changes (Volcano's syncQueue applies status.state alone,
+    pkg/controllers/queue/queue_controller_action.go), so status.allocated, written by the
+    scheduler, is kept and a PodGroup's phase change writes nothing."""
     h = Harness(QueueController)
     h.queue("q1")
     h.settle()
     q = h.store.get("Queue", "q1")
     h.store.update_status(dict(q, status=dict(q["status"], allocated={"cpu": "2"})))
+    version = h.store.get("Queue", "q1")["metadata"]["resourceVersion"]
+    controller = h.runner.controllers[0]
     for i, phase in enumerate(["Pending", "Pending", "Running", "Inqueue", "Unknown", "Completed"]):
         h.podgroup(f"pg{i}", queue="q1", phase=phase)
     h.podgroup("other", queue="default", phase="Running")
     h.settle()
-    assert h.store.get("Queue", "q1")["status"] == {
-        "state": "Open", "allocated": {"cpu": "2"},
-        "pending": 2, "running": 1, "inqueue": 1, "unknown": 1, "completed": 1}
+    assert controller.podgroup_counts("q1") == {"pending": 2, "running": 1, "inqueue": 1, "unknown": 1,
+                                                "completed": 1}
     # A phase change and a deletion are counted; a count that drops to 0 is omitted.
     pg = h.store.get("PodGroup", "pg3", "ns")
     h.store.update_status(dict(pg, status={"phase": "Running"}))
     h.store.delete("PodGroup", "pg4", "ns")
     h.settle()
-    assert h.store.get("Queue", "q1")["status"] == {
-        "state": "Open", "allocated": {"cpu": "2"}, "pending": 2, "running": 2, "completed": 1}
-    assert h.store.get("Queue", "default")["status"]["running"] == 1
+    assert controller.podgroup_counts("q1") == {"pending": 2, "running": 2, "completed": 1}
+    assert controller.podgroup_counts("default") == {"running": 1}
+    q = h.store.get("Queue", "q1")
+    assert q["status"] == {"state": "Open", "allocated": {"cpu": "2"}}
+    assert q["metadata"]["resourceVersion"] == version
     assert h.runner.errors == []
 
 

@@ -5,10 +5,10 @@ deletes ask for a SyncQueue of the PodGroup's queue; a bus Command targeting a Q
 deleted first (so it runs at most once) and then becomes an OpenQueue / CloseQueue request
 with event CommandIssued. `("command", namespace, name)` requests consume Commands.
 
-A sync patches `spec.parent` to root when empty, counts the queue's PodGroups by phase into
-status (`pending`, `running`, `unknown`, `inqueue`, `completed`; zero counts are omitted,
-as the Go type's `omitempty` does), applies the state machine and writes the status only
-when it changed, keeping what the scheduler writes (`allocated`, `reservation`).
+A sync patches `spec.parent` to root when empty, counts the queue's PodGroups by phase (for
+the metrics, `podgroup_counts`: Volcano's syncQueue no longer writes them into status,
+queue_controller_action.go), applies the state machine and writes `status.state` only when
+it changed, keeping the rest of the status (the scheduler's `allocated`, `reservation`).
 
 State machine (state "" is Open):
     state    OpenQueue   CloseQueue                        SyncQueue
@@ -226,14 +226,16 @@ class QueueController(Controller):
         """How many PodGroups the queue has (all phases)."""
         return sum(self._phases.get(name, {}).values())
 
+    def podgroup_counts(self, name: str) -> dict[str, int]:
+        """The queue's PodGroups by phase (`pending`, `running`, `unknown`, `inqueue`,
+        `completed`; zero counts omitted), what Volcano exports as queue metrics."""
+        phases = self._phases.get(name, {})
+        return {COUNTS[p]: n for p, n in sorted(phases.items()) if p in COUNTS and n}
+
     def _sync_queue(self, q: Obj, next_state) -> None:
         q = self._ensure_parent(q)
-        phases = self._phases.get(q["metadata"]["name"], {})
-        counts = {COUNTS[p]: n for p, n in sorted(phases.items()) if p in COUNTS and n}
         old = q.get("status") or {}
-        status = {k: v for k, v in old.items() if k not in COUNTS.values()}
-        status.update(counts)
-        status["state"] = next_state(sum(phases.values()))
+        status = dict(old, state=next_state(self._podgroups(q["metadata"]["name"])))
         status.setdefault("allocated", {})
         if status != old:
             q = self.ctx.store.update_status(dict(q, status=status))
