@@ -102,7 +102,7 @@ struct NodeInfo {
   std::vector<HostPort> used_ports;
   absl::btree_map<std::string, TaskInfo*> tasks;  // by task key
   uint64_t version = 0;  // bumped on every accounting change
-  int index = -1;        // position in the session's node list, -1 outside one
+  int index = -1;        // position among the Ready nodes (Cache::ReadyNodes), -1 if not Ready
 
   // Volcano's NodeInfo.Ready(): the node exists and its Ready condition is
   // not False. A node using more than it has (pods of other schedulers) stays

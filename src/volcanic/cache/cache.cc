@@ -230,9 +230,11 @@ absl::StatusOr<Cache::Change> Cache::UpsertNode(const json& obj) {
   auto& node = nodes_[parsed.name];
   if (!node) {
     node = std::make_unique<NodeInfo>(std::move(parsed));
+    ready_nodes_stale_ = true;
     return Change::kChanged;
   }
   if (SameView(*node, parsed)) return Change::kUnchanged;
+  ready_nodes_stale_ = true;
   // Keep the tasks and their accounting; replace what the object says.
   node->has_object = true;
   node->labels = std::move(parsed.labels);
@@ -277,6 +279,7 @@ absl::Status Cache::Delete(const std::string& kind, const std::string& name, con
     auto it = nodes_.find(name);
     if (it != nodes_.end()) {
       it->second->has_object = false;
+      ready_nodes_stale_ = true;
       DropNodeIfEmpty(name);
     }
   } else if (kind == "PodGroup") {
@@ -326,6 +329,28 @@ void Cache::AssumeBind(TaskInfo* t) {
 void Cache::AssumeEvict(TaskInfo* t) {
   SetTaskStatus(t, TaskStatus::kReleasing);
   t->assumed = Assumed::kEvict;
+}
+
+const std::vector<NodeInfo*>& Cache::ReadyNodes() {
+  if (ready_nodes_stale_) IndexReadyNodes();
+  return ready_nodes_;
+}
+
+const Resource& Cache::ReadyAllocatable() {
+  if (ready_nodes_stale_) IndexReadyNodes();
+  return ready_allocatable_;
+}
+
+void Cache::IndexReadyNodes() {
+  ready_nodes_.clear();
+  ready_allocatable_ = Resource();
+  for (const auto& [name, node] : nodes_) {
+    node->index = node->Ready() ? static_cast<int>(ready_nodes_.size()) : -1;
+    if (node->index < 0) continue;
+    ready_nodes_.push_back(node.get());
+    ready_allocatable_ += node->allocatable;
+  }
+  ready_nodes_stale_ = false;
 }
 
 NodeInfo* Cache::FindNode(const std::string& name) const {

@@ -49,6 +49,11 @@ class Cache {
   const absl::flat_hash_map<std::string, PriorityClassInfo>& priority_classes() const {
     return priority_classes_;
   }
+  // The Ready nodes by name, each NodeInfo::index its position there (-1 for
+  // the others), and the sum of their allocatable: what a session opens over,
+  // rebuilt only after a node came, went or changed (O(1) otherwise).
+  const std::vector<NodeInfo*>& ReadyNodes();
+  const Resource& ReadyAllocatable();
   NodeInfo* FindNode(const std::string& name) const;
   JobInfo* FindJob(const std::string& key) const;
   QueueInfo* FindQueue(const std::string& name);
@@ -77,6 +82,7 @@ class Cache {
   void DropJobIfEmpty(const std::string& key);
   void DropNodeIfEmpty(const std::string& name);
   void EnsureDefaultQueues();
+  void IndexReadyNodes();
   // Gives the task the id and shared placement of its class; the id is
   // reused once no live pod has the class.
   void AcquireClass(TaskInfo& t);
@@ -99,6 +105,9 @@ class Cache {
   absl::btree_set<int32_t> free_class_ids_;              // lowest reused first
   absl::flat_hash_map<std::string, Labels> namespace_labels_;
   absl::flat_hash_set<const TaskInfo*> anti_affinity_tasks_;
+  std::vector<NodeInfo*> ready_nodes_;
+  Resource ready_allocatable_;
+  bool ready_nodes_stale_ = true;
   uint64_t arrivals_ = 0;  // jobs seen so far: the next job's arrival order
   uint64_t gangs_filled_ = 0;
 };

@@ -31,9 +31,7 @@ bool CreationThenUid(const T& l, const T& r) {
 Session::Session(Cache& cache, const SchedulerConf& conf, SessionOptions opts, const Registry& registry)
     : cache_(cache), conf_(conf), opts_(std::move(opts)), registry_(registry) {}
 
-Session::~Session() {
-  for (NodeInfo* n : nodes_) n->index = -1;
-}
+Session::~Session() = default;
 
 template <typename F>
 Tiered<F> Session::Collect(F PluginSlot::*field, const char* flag) const {
@@ -47,12 +45,8 @@ Tiered<F> Session::Collect(F PluginSlot::*field, const char* flag) const {
 }
 
 absl::Status Session::Open() {
-  for (const auto& [name, node] : cache_.nodes()) {
-    if (!node->Ready()) continue;
-    node->index = static_cast<int>(nodes_.size());
-    nodes_.push_back(node.get());
-    total_resource_ += node->allocatable;
-  }
+  nodes_ = cache_.ReadyNodes();
+  total_resource_ = cache_.ReadyAllocatable();
   for (const auto& [name, q] : cache_.queues()) queues_.emplace(name, &q);
   for (const auto& [key, job] : cache_.jobs()) {
     if (!Cache::Schedulable(*job)) continue;
