@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import pathlib
@@ -132,3 +133,29 @@ def test_a_sample_of_the_real_trace_runs_to_the_end(tmp_path):
     (tmp_path / "pods.csv").write_text(sample)
     run = replay(read_openb(os.path.join(root, "openb_node_list_all_node.csv"), str(tmp_path / "pods.csv")))
     assert sum(r.phase == "Succeeded" for r in run.pods.values()) == 300 and not run.cluster.errors
+
+
+def test_simulate_out_writes_a_row_per_pod_and_the_summary(tmp_path, capsys):
+    nodes, pods = _write(tmp_path)
+    out = tmp_path / "out"
+    assert main(["simulate", "--nodes", nodes, "--pods", pods, "--json", "--out", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert json.loads((out / "volcano" / "summary.json").read_text()) == printed
+    with open(out / "volcano" / "pods.csv", newline="") as f:
+        rows = {r["pod"]: r for r in csv.DictReader(f)}
+    assert rows["default/p3"]["arrival"] == "20.0" and rows["default/p3"]["wait"] == "81.0"
+    assert rows["default/p3"]["node"] == "n0" and rows["default/p3"]["req_volcanic/gpu-milli"] == "300.0"
+    assert rows["default/p2"]["req_volcanic/gpu-milli"] == "0.0"
+
+
+def test_replay_and_cluster_as_dataframes(tmp_path):
+    arrivals: list = []
+    run = replay(read_openb(*_write(tmp_path)), progress=arrivals.append)
+    assert arrivals == [1, 1, 1, 1]  # told of each arrival
+    pods = run.frame()
+    assert list(pods.loc["default/p3", ["arrival", "start", "wait", "node"]]) == [20.0, 101.0, 81.0, "n0"]
+    assert pods["wait"].max() == 81.0
+    nodes = run.cluster.frame("Node")
+    assert list(nodes["metadata.name"]) == ["n0", "n1"] and (nodes["created"] == 0).all()
+    assert nodes.loc[0, "status.allocatable.volcanic/gpu-milli"] == "2000"
+    assert run.cluster.frame("Pod").empty  # every pod has ended and been deleted

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from typing import Any
 
 from volcanic.errors import ConfigError
 
@@ -23,10 +24,13 @@ def add_simulate(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--mode", choices=["replay"], default="replay",
                    help="replay: arrivals at their times, each pod running its lifetime")
     s.add_argument("--json", action="store_true", help="one JSON line per configuration")
+    s.add_argument("--out", metavar="DIR", help="write DIR/<configuration>/pods.csv (a row per pod) and "
+                   "summary.json")
     s.set_defaults(func=cmd_simulate)
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    from volcanic.sim.frames import write_run
     from volcanic.sim.metrics import summary
     from volcanic.sim.openb import read_openb
     from volcanic.sim.policies import policy_conf
@@ -42,15 +46,26 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     failed = False
     for name, conf in runs:
         try:
-            run = replay(trace, conf)
+            with _progress(name, len(trace.arrivals), quiet=args.json) as bar:
+                run = replay(trace, conf, progress=bar.update)
         except ConfigError as e:
             raise ConfigError(f"{name}: {e}") from None
         result = summary(run, name)
+        if args.out:
+            write_run(run, result, os.path.join(args.out, name))
         failed = failed or bool(run.cluster.errors)
         for error in run.cluster.errors:
             print(f"{name}: controller error: {error}", file=sys.stderr)
         print(json.dumps(result) if args.json else _text(result), flush=True)
     return 1 if failed else 0
+
+
+def _progress(name: str, arrivals: int, quiet: bool) -> Any:
+    """A tqdm bar over the arrivals on stderr, off with --json or when stderr is no terminal."""
+    from tqdm import tqdm
+
+    return tqdm(total=arrivals, desc=name, unit=" arrivals", disable=quiet or not sys.stderr.isatty(),
+                leave=False)
 
 
 def _text(r: dict) -> str:

@@ -192,6 +192,13 @@ class Cluster:
     def list(self, kind: str, namespace: str | None = None) -> list[Obj]:
         return self.api.list(kind, namespace)
 
+    def frame(self, kind: str, namespace: str | None = None) -> Any:
+        """The objects of `kind` as a pandas DataFrame: one row per object, its fields
+        flattened into columns (`metadata.name`, `status.phase`, ...), and `created`, virtual
+        seconds since the start. Needs pandas (`pip install 'volcanic[notebook]'`)."""
+        from volcanic.cluster.report import objects_frame
+        return objects_frame(self.list(kind, namespace), self.started)
+
     def delete(self, kind: str, name: str, namespace: str = "default") -> None:
         """Deletes through admission, with ownerReference cascading; KeyError if absent."""
         try:

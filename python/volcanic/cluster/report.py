@@ -1,4 +1,5 @@
-"""How each Volcano Job went, read back from the cluster (for `volcanic run` and notebooks)."""
+"""How each Volcano Job went, and any kind's objects as a table, read back from the cluster
+(for `volcanic run` and notebooks)."""
 
 from __future__ import annotations
 
@@ -35,3 +36,22 @@ def all_finished(cluster: Any) -> bool:
     """Every Job is in a final phase (read from the cluster's read-only cache: no copies)."""
     return all(((j.get("status") or {}).get("state") or {}).get("phase") in FINAL_PHASES
                for j in cluster.informers.list("Job"))
+
+
+def objects_frame(objects: list[dict[str, Any]], started: float) -> Any:
+    """Objects as a pandas DataFrame, fields flattened into columns (`metadata.name`,
+    `status.phase`, `spec.nodeName`, ...), with `created`: virtual seconds since `started`."""
+    pd = require_pandas()
+    frame = pd.json_normalize(objects) if objects else pd.DataFrame()
+    if "metadata.creationTimestamp" in frame:
+        frame.insert(0, "created", [seconds_of(t) - started for t in frame["metadata.creationTimestamp"]])
+    return frame
+
+
+def require_pandas() -> Any:
+    """pandas, or an ImportError saying how to get it (the core does not need it)."""
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError("DataFrames need pandas: pip install 'volcanic[notebook]'") from None
+    return pandas

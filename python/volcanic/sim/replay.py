@@ -40,6 +40,11 @@ class Replay:
     pods: dict[str, PodRecord] = field(default_factory=dict)  # "ns/name" -> its record
     wall_s: float = 0.0
 
+    def frame(self) -> Any:
+        """The pods as a pandas DataFrame (volcanic.sim.frames.pod_rows' columns)."""
+        from volcanic.sim.frames import pods_frame
+        return pods_frame(self)
+
 
 def replay(trace: Trace, conf: Any = None, limit: float = 365 * 86400.0,
            progress: Callable[[int], None] | None = None, cluster: Cluster | None = None) -> Replay:
