@@ -7,11 +7,13 @@ import csv
 import json
 import os
 import pathlib
+import re
 
 import pytest
 
 from volcanic.cli.main import main
 from volcanic.errors import InvalidObject
+from volcanic.sim.jobs import read_jobs
 from volcanic.sim.metrics import summary
 from volcanic.sim.openb import find_openb, read_openb
 from volcanic.sim.replay import replay
@@ -159,3 +161,82 @@ def test_replay_and_cluster_as_dataframes(tmp_path):
     assert list(nodes["metadata.name"]) == ["n0", "n1"] and (nodes["created"] == 0).all()
     assert nodes.loc[0, "status.allocatable.volcanic/gpu-milli"] == "2000"
     assert run.cluster.frame("Pod").empty  # every pod has ended and been deleted
+
+
+JOB_NODES = "name,cpu,memory,gpu,labels\nn0,8,16Gi,2,zone=a;rack=1\nn1,8,16Gi,,\n"
+SETUP = """apiVersion: v1
+kind: Node
+metadata: {name: n0}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: team}
+spec: {weight: 1}
+"""
+
+
+def test_jobs_format_jsonl_runs_volcano_jobs_with_gangs_and_queues(tmp_path):
+    """docs/simulation.md "Bring your own trace": a job is a Volcano Job (its pods arrive with
+    it, run `duration` once started), deleted once finished; its queue comes from the setup."""
+    (tmp_path / "setup.yaml").write_text(SETUP)
+    (tmp_path / "jobs.jsonl").write_text(
+        '{"name": "a", "arrival": 0, "duration": 100, "queue": "team", '
+        '"tasks": [{"name": "ps", "replicas": 1, "requests": {"cpu": "2"}}, '
+        '{"name": "worker", "replicas": 2, "requests": {"cpu": "2", "memory": "1Gi"}}]}\n'
+        '\n{"name": "b", "arrival": 10, "duration": 50, "queue": "team", '
+        '"tasks": [{"replicas": 2, "requests": {"cpu": "3"}}]}\n')
+    trace = read_jobs(str(tmp_path / "setup.yaml"), str(tmp_path / "jobs.jsonl"))
+    assert trace.pods == 5 and [o["kind"] for o in trace.setup] == ["Queue"]
+    run = replay(trace)
+    r = run.pods
+    assert sorted(r) == ["default/a-ps-0", "default/a-worker-0", "default/a-worker-1", "default/b-task-0",
+                         "default/b-task-1"]
+    assert all(p.phase == "Succeeded" for p in r.values()) and not run.cluster.errors
+    assert r["default/a-ps-0"].arrival == 0 and r["default/a-ps-0"].end - r["default/a-ps-0"].start == 100
+    # b's gang of 2 x 3 CPUs waits for a (6 of the node's 8 CPUs) to end: both pods at once.
+    assert r["default/b-task-0"].arrival == 10
+    assert r["default/b-task-0"].start == r["default/b-task-1"].start > r["default/a-ps-0"].end
+    assert run.cluster.list("Job") == [] and run.cluster.list("Pod") == []  # finished Jobs are deleted
+    assert summary(run, "volcano")["pods_total"] == 5
+
+
+def test_jobs_format_csv_and_node_csv(tmp_path):
+    (tmp_path / "nodes.csv").write_text(JOB_NODES)
+    (tmp_path / "jobs.csv").write_text("name,arrival,duration,replicas,cpu,memory,gpu,queue,priority,min_available\n"
+                                       "j1,5,60,2,1,1Gi,1,,,1\nj0,0,30,1,500m,,,,,\n")
+    trace = read_jobs(str(tmp_path / "nodes.csv"), str(tmp_path / "jobs.csv"))
+    assert trace.nodes[0]["metadata"]["labels"] == {"zone": "a", "rack": "1"}
+    assert trace.nodes[0]["status"]["allocatable"] == {"pods": "110", "cpu": "8", "memory": "16Gi",
+                                                       "nvidia.com/gpu": "2"}
+    assert [a.objects[0]["metadata"]["name"] for a in trace.arrivals] == ["j0", "j1"]
+    j1 = trace.arrivals[1]
+    assert (j1.pods, j1.gpus, j1.objects[0]["spec"]["minAvailable"]) == (2, 2.0, 1)
+    m = summary(replay(trace), "volcano")
+    assert (m["pods_total"], m["pods_succeeded"]) == (3, 3)
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"name": "a", "arrival": 0, "duration": 1}', "jobs.jsonl line 1 (job a): tasks: must be a non-empty list"),
+    ('{"name": "a", "arrival": -1, "duration": 1, "tasks": [{}]}', "arrival: must be >= 0"),
+    ('{"name": "a", "arrival": 0, "duration": 1, "tasks": [{"requests": {"cpu": "x"}}]}',
+     "tasks[0]: requests.cpu"),
+    ('{"name": "a", "arrival": 0, "duration": 1, "gpus": 2, "tasks": [{}]}', "unknown field 'gpus'"),
+    ('[1]', "jobs.jsonl line 1: must be a JSON object"),
+    ('{"name": "a", "arrival": 0, "duration": 1, "tasks": [{"replicas": "two"}]}',
+     "tasks[0]: replicas: must be a whole number"),
+])
+def test_jobs_format_refuses_bad_jobs_naming_line_and_field(tmp_path, line, message):
+    (tmp_path / "nodes.csv").write_text(JOB_NODES)
+    (tmp_path / "jobs.jsonl").write_text(line + "\n")
+    with pytest.raises(InvalidObject, match=re.escape(message)):
+        read_jobs(str(tmp_path / "nodes.csv"), str(tmp_path / "jobs.jsonl"))
+
+
+def test_simulate_cli_reads_the_jobs_format(tmp_path, capsys):
+    (tmp_path / "nodes.csv").write_text(JOB_NODES)
+    (tmp_path / "jobs.csv").write_text("name,arrival,duration,replicas,cpu\nj,0,30,3,2\n")
+    assert main(["simulate", "--format", "jobs", "--nodes", str(tmp_path / "nodes.csv"),
+                 "--pods", str(tmp_path / "jobs.csv"), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert (r["pods_total"], r["pods_succeeded"], r["trace"]) == (3, 3, "jobs.csv")

@@ -14,9 +14,12 @@ from volcanic.errors import ConfigError
 def add_simulate(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("simulate", help="replay a trace in the embedded cluster under scheduler policies "
                        "(docs/simulation.md)")
-    s.add_argument("--nodes", required=True, metavar="CSV", help="the trace's nodes")
-    s.add_argument("--pods", required=True, metavar="CSV", help="the trace's pods")
-    s.add_argument("--format", choices=["openb"], default="openb", help="the trace's format (default openb)")
+    s.add_argument("--nodes", required=True, metavar="FILE", help="the trace's nodes (openb: its node CSV; jobs: "
+                   "name,cpu,memory[,gpu][,labels] CSV, or YAML Nodes, Queues and PriorityClasses)")
+    s.add_argument("--pods", required=True, metavar="FILE", help="the trace's pods (openb: its pod CSV), or jobs "
+                   "(jobs: .csv or .jsonl)")
+    s.add_argument("--format", choices=["openb", "jobs"], default="openb",
+                   help="openb: the Alibaba GPU trace; jobs: volcanic's job format (docs/simulation.md)")
     s.add_argument("--conf", action="append", default=[], metavar="FILE",
                    help="a volcano-scheduler.conf to run; repeatable")
     s.add_argument("--policy", action="append", default=[], metavar="NAME",
@@ -31,6 +34,7 @@ def add_simulate(sub: argparse._SubParsersAction) -> None:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from volcanic.sim.frames import write_run
+    from volcanic.sim.jobs import read_jobs
     from volcanic.sim.metrics import summary
     from volcanic.sim.openb import read_openb
     from volcanic.sim.policies import policy_conf
@@ -42,7 +46,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             runs.append((os.path.basename(path), f.read()))
     if not runs:
         runs = [("volcano", policy_conf("volcano"))]
-    trace = read_openb(args.nodes, args.pods)
+    trace = (read_openb if args.format == "openb" else read_jobs)(args.nodes, args.pods)
     failed = False
     for name, conf in runs:
         try:

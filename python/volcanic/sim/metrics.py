@@ -25,11 +25,12 @@ def summary(run: Replay, policy: str) -> dict[str, Any]:
                     used[name] += amount * ((p.end if p.end is not None else now) - p.start)
     utilization = {name: round(used[name] / (capacity[name] * now), 6) if capacity[name] and now else 0.0
                    for name in sorted(capacity)}
-    return {"policy": policy, "trace": run.trace, "pods_total": len(pods),
-            "pods_scheduled": sum(p.start is not None for p in pods),
+    scheduled = sum(p.start is not None for p in pods)
+    total = max(run.expected_pods, len(pods))  # a Job never admitted made no pods yet
+    return {"policy": policy, "trace": run.trace, "pods_total": total, "pods_scheduled": scheduled,
             "pods_succeeded": sum(p.phase == "Succeeded" for p in pods),
             "pods_failed": sum(p.phase == "Failed" for p in pods),
-            "pods_unschedulable": sum(p.start is None for p in pods),
+            "pods_unschedulable": total - scheduled,
             "simulated_s": now, "wall_s": round(run.wall_s, 3), "sessions": run.cluster.scheduler.sessions,
             "wait_p50_s": _percentile(waits, 50), "wait_p99_s": _percentile(waits, 99),
             "utilization": utilization, "gpu_allocated_share": utilization.get(GPU_SHARE, 0.0)}

@@ -1,9 +1,10 @@
 """Plays a Trace through an embedded Cluster.
 
 Each arrival's objects are created at its time; the cluster runs between arrivals (time
-jumps over idle stretches at no cost). A pod that has ended is recorded and deleted, as the
-trace's pods are deleted when they end, so the cluster holds only live work however long
-the trace.
+jumps over idle stretches at no cost). Every pod is recorded as it appears, its arrival
+being that of the object that made it (a Job's pods arrive with the Job). A bare pod that
+has ended is deleted, as the trace's pods were; a Job goes once finished (the replay's Jobs
+set ttlSecondsAfterFinished: 0), so the cluster holds only live work however long the trace.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ class Replay:
 
     trace: str
     cluster: Cluster
+    expected_pods: int = 0  # what the trace's arrivals make
     pods: dict[str, PodRecord] = field(default_factory=dict)  # "ns/name" -> its record
+    arrived: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (kind, ns, name) -> time
     wall_s: float = 0.0
 
     def frame(self) -> Any:
@@ -52,23 +55,34 @@ def replay(trace: Trace, conf: Any = None, limit: float = 365 * 86400.0,
     `progress(n)` is told of arrivals as they are made. `cluster`: a new one to play into
     instead of Cluster(conf) (one with its own admission or schedule period)."""
     started = time.perf_counter()
-    run = Replay(trace.name, cluster if cluster is not None else Cluster(conf))
+    run = Replay(trace.name, cluster if cluster is not None else Cluster(conf), trace.pods)
     cluster = run.cluster
-    cluster.informers.add_handler("Pod", Handler(on_update=lambda old, new: _pod_changed(run, new)))
-    for node in trace.nodes:
-        cluster.api.create(node)
-    cluster.run(0)
+    cluster.informers.add_handler("Pod", Handler(on_add=lambda pod: _pod_added(run, pod),
+                                                 on_update=lambda old, new: _pod_changed(run, new)))
+    for obj in trace.nodes + trace.setup:
+        cluster.api.create(obj)
+    cluster.run(0)  # new queues are opened
+    ended = lambda c: sum(r.end is not None for r in run.pods.values()) >= run.expected_pods  # noqa: E731
     for arrival in trace.arrivals:
         cluster.run(max(0.0, arrival.time - cluster.now))
         for obj in arrival.objects:
-            created = cluster.api.create(obj)
-            if created["kind"] == "Pod":
-                run.pods[_key(created)] = PodRecord(_key(created), cluster.now, requests=_requests(created))
+            meta = obj["metadata"]
+            run.arrived[(obj["kind"], meta.get("namespace", "default"), meta["name"])] = cluster.now
+            cluster.api.create(obj)
         if progress:
             progress(1)
-    cluster.run_until(lambda c: all(r.end is not None for r in run.pods.values()), limit=limit)
+    cluster.run_until(ended, limit=limit)
     run.wall_s = time.perf_counter() - started
     return run
+
+
+def _pod_added(run: Replay, pod: Obj) -> None:
+    """A pod arrives with the object that made it: itself, or its owner (a Job)."""
+    meta = pod["metadata"]
+    owners = [(ref.get("kind"), meta["namespace"], ref.get("name")) for ref in meta.get("ownerReferences") or ()]
+    arrival = next((run.arrived[o] for o in owners if o in run.arrived),
+                   run.arrived.get(("Pod", meta["namespace"], meta["name"]), run.cluster.now))
+    run.pods.setdefault(_key(pod), PodRecord(_key(pod), arrival, requests=_requests(pod)))
 
 
 def _requests(pod: Obj) -> dict[str, float]:
@@ -90,4 +104,5 @@ def _pod_changed(run: Replay, pod: Obj) -> None:
         record.start, record.node = now, pod["spec"].get("nodeName")
     elif phase in TERMINAL:
         record.end = now
-        run.cluster.api.delete("Pod", pod["metadata"]["name"], pod["metadata"]["namespace"])
+        if not pod["metadata"].get("ownerReferences"):  # a Job's pods go with it
+            run.cluster.api.delete("Pod", pod["metadata"]["name"], pod["metadata"]["namespace"])

@@ -26,6 +26,7 @@ class Trace:
     name: str
     nodes: list[Obj]
     arrivals: list[Arrival] = field(default_factory=list)  # in time order; ties in trace order
+    setup: list[Obj] = field(default_factory=list)  # Queues, PriorityClasses: made after the nodes
 
     @property
     def pods(self) -> int:
