@@ -26,13 +26,19 @@ void NodeInfo::Account(const TaskInfo& t, int sign) {
     add(pipelined);
   } else {
     add(used);
+    if (ready_totals) add(ready_totals->used);
     if (sign > 0) idle -= r; else idle += r;
     if (t.status == TaskStatus::kReleasing) add(releasing);
   }
   pod_count += sign;
   nonzero_cpu += sign * t.nonzero_cpu;
   nonzero_mem += sign * t.nonzero_mem;
+  Changed();
+}
+
+void NodeInfo::Changed() {
   ++version;
+  if (ready_totals) ready_totals->changes.push_back(index);
 }
 
 void NodeInfo::AddTask(TaskInfo* t) {
@@ -68,7 +74,7 @@ bool NodeInfo::FitsFutureIdle(const Resource& req, ResourceId* short_of) const {
 void NodeInfo::SetAllocatable(Resource alloc) {
   idle = alloc - used;
   allocatable = std::move(alloc);
-  ++version;
+  Changed();
 }
 
 void JobInfo::Account(const TaskInfo& t, int sign) {

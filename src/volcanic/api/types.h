@@ -52,6 +52,14 @@ enum class Assumed : uint8_t { kNone, kBind, kEvict };
 struct JobInfo;
 struct NodeInfo;
 
+// What the cache keeps over its Ready nodes as their accounting changes: the
+// log of changes (each a node's index among them, repeats included, in order)
+// and the sum of their `used`.
+struct ReadyTotals {
+  std::vector<int> changes;
+  Resource used;
+};
+
 struct TaskInfo {
   std::string uid, ns, name, key;  // key: "ns/name"
   std::string job_key;             // "ns/podgroup"; empty for other schedulers' pods
@@ -102,6 +110,9 @@ struct NodeInfo {
   std::vector<HostPort> used_ports;
   absl::btree_map<std::string, TaskInfo*> tasks;  // by task key
   uint64_t version = 0;  // bumped on every accounting change
+  // The cache's totals over the Ready nodes while this node is one of them
+  // (Cache::IndexReadyNodes), kept by Account and Changed.
+  ReadyTotals* ready_totals = nullptr;
   int index = -1;        // position among the Ready nodes (Cache::ReadyNodes), -1 if not Ready
 
   // Volcano's NodeInfo.Ready(): the node exists and its Ready condition is
@@ -117,6 +128,7 @@ struct NodeInfo {
   void RemoveTask(TaskInfo* t);  // undoes AddTask
   void Account(const TaskInfo& t, int sign);  // accounting only, no membership
   void SetAllocatable(Resource alloc);
+  void Changed();  // a new version, logged
 };
 
 struct PodGroupCondition {

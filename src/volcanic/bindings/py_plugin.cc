@@ -111,6 +111,9 @@ class PyPlugin : public Plugin {
       if (cls_->hooks[h]) methods_[h] = instance_.attr(HookName(h));
   }
 
+  // node_local promises answers within a session only (docs/plugins-python.md).
+  bool AnswersOutliveSession() const override { return false; }
+
   ~PyPlugin() override {
     if (!Py_IsInitialized() || _Py_IsFinalizing()) {  // leak rather than touch a finalized interpreter
       views_.release();

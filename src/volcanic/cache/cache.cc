@@ -336,19 +336,34 @@ const std::vector<NodeInfo*>& Cache::ReadyNodes() {
   return ready_nodes_;
 }
 
+const Resource& Cache::ReadyUsed() {
+  if (ready_nodes_stale_) IndexReadyNodes();
+  return ready_totals_.used;
+}
+
 const Resource& Cache::ReadyAllocatable() {
   if (ready_nodes_stale_) IndexReadyNodes();
   return ready_allocatable_;
 }
 
+void Cache::TrimNodeChanges(size_t limit) {
+  if (ready_totals_.changes.size() <= limit) return;
+  ready_totals_.changes.clear();
+  ++node_generation_;
+}
+
 void Cache::IndexReadyNodes() {
+  ready_totals_ = ReadyTotals();
+  ++node_generation_;
   ready_nodes_.clear();
   ready_allocatable_ = Resource();
   for (const auto& [name, node] : nodes_) {
     node->index = node->Ready() ? static_cast<int>(ready_nodes_.size()) : -1;
+    node->ready_totals = node->index >= 0 ? &ready_totals_ : nullptr;
     if (node->index < 0) continue;
     ready_nodes_.push_back(node.get());
     ready_allocatable_ += node->allocatable;
+    ready_totals_.used += node->used;
   }
   ready_nodes_stale_ = false;
 }

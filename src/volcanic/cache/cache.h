@@ -54,6 +54,17 @@ class Cache {
   // rebuilt only after a node came, went or changed (O(1) otherwise).
   const std::vector<NodeInfo*>& ReadyNodes();
   const Resource& ReadyAllocatable();
+  // Every accounting change of a Ready node since `node_generation()` began, as
+  // the node's index in ReadyNodes (repeats included), in order: what lets node
+  // answers be refreshed for the changed nodes only, within a session and
+  // across sessions. A new generation (the Ready nodes rebuilt, or the log
+  // trimmed by TrimNodeChanges) starts an empty log and new indices.
+  const std::vector<int>& node_changes() const { return ready_totals_.changes; }
+  // The sum of the Ready nodes' `used`, kept as it changes.
+  const Resource& ReadyUsed();
+  uint64_t node_generation() const { return node_generation_; }
+  // Empties the log once longer than `limit`, starting a new generation.
+  void TrimNodeChanges(size_t limit);
   NodeInfo* FindNode(const std::string& name) const;
   JobInfo* FindJob(const std::string& key) const;
   QueueInfo* FindQueue(const std::string& name);
@@ -106,6 +117,8 @@ class Cache {
   absl::flat_hash_map<std::string, Labels> namespace_labels_;
   absl::flat_hash_set<const TaskInfo*> anti_affinity_tasks_;
   std::vector<NodeInfo*> ready_nodes_;
+  ReadyTotals ready_totals_;
+  uint64_t node_generation_ = 0;
   Resource ready_allocatable_;
   bool ready_nodes_stale_ = true;
   uint64_t arrivals_ = 0;  // jobs seen so far: the next job's arrival order

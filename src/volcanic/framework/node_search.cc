@@ -28,23 +28,34 @@ struct NodeSearch::ClassIndex {
   FitErrors errors;
 };
 
-NodeSearch::NodeSearch(Session& ssn) : ssn_(ssn) {}
+NodeSearch::Memory::Memory() = default;
+NodeSearch::Memory::~Memory() = default;
+
+// The change log is trimmed at 16 entries per node: rebuilding the indexes
+// then costs O(nodes) per class once per that many changes.
+NodeSearch::NodeSearch(Session& ssn, Memory* kept)
+    : ssn_(ssn),
+      own_(kept ? nullptr : std::make_unique<Memory>()),
+      m_(kept ? *kept : *own_),
+      change_log_((ssn.cache().TrimNodeChanges(16 * ssn.nodes().size() + 4096), ssn.cache().node_changes())) {
+  if (m_.generation != ssn.cache().node_generation() || !ssn.AnswersOutliveSession()) {
+    m_.classes.clear();
+    m_.generation = ssn.cache().node_generation();
+  }
+}
 NodeSearch::~NodeSearch() = default;
 
-void NodeSearch::NodeChanged(const NodeInfo* n) {
-  if (n && n->index >= 0) change_log_.push_back(n->index);
-}
-
 int NodeSearch::ReasonId(const std::string& reason) {
-  auto [it, inserted] = reason_ids_.try_emplace(reason, static_cast<int>(reason_names_.size()));
-  if (inserted) reason_names_.push_back(reason);
+  auto [it, inserted] = m_.reason_ids.try_emplace(reason, static_cast<int>(m_.reason_names.size()));
+  if (inserted) m_.reason_names.push_back(reason);
   return it->second;
 }
 
 int NodeSearch::InsufficientReasonId(ResourceId r) {
-  if (static_cast<int>(insufficient_ids_.size()) <= r) insufficient_ids_.resize(r + 1, -1);
-  if (insufficient_ids_[r] < 0) insufficient_ids_[r] = ReasonId("Insufficient " + ResourceNames::Name(r));
-  return insufficient_ids_[r];
+  auto& ids = m_.insufficient_ids;
+  if (static_cast<int>(ids.size()) <= r) ids.resize(r + 1, -1);
+  if (ids[r] < 0) ids[r] = ReasonId("Insufficient " + ResourceNames::Name(r));
+  return ids[r];
 }
 
 NodeSearch::Fit NodeSearch::Evaluate(const TaskInfo& task, const NodeInfo& node, bool resource_check,
@@ -78,7 +89,7 @@ NodeSearch::Result NodeSearch::FindGeneric(const TaskInfo& task, bool resource_c
     ResourceId short_of;
     Fit fit = Evaluate(task, *node, resource_check, &short_of, &reasons);
     if (fit == kNoFit) {
-      if (short_of >= 0) reasons.push_back(reason_names_[InsufficientReasonId(short_of)]);
+      if (short_of >= 0) reasons.push_back(m_.reason_names[InsufficientReasonId(short_of)]);
       fe.AddNode(reasons);
     } else {
       groups[fit].push_back(node);
@@ -101,27 +112,29 @@ NodeSearch::Result NodeSearch::FindGeneric(const TaskInfo& task, bool resource_c
 }
 
 NodeSearch::ClassIndex& NodeSearch::Index(const TaskInfo& task) {
-  if (static_cast<int>(classes_.size()) <= task.class_id) classes_.resize(task.class_id + 1);
-  auto& ci = classes_[task.class_id];
   scratch_indices_.clear();
-  if (!ci) {
-    ci = std::make_unique<ClassIndex>();
+  auto it = m_.classes.find(task.class_key);
+  if (it == m_.classes.end()) {
+    if (m_.classes.size() >= kKeptClasses) m_.classes.clear();
+    it = m_.classes.emplace(task.class_key, std::make_unique<ClassIndex>()).first;
+    ClassIndex& fresh = *it->second;
     size_t n = ssn_.nodes().size();
-    ci->seen_version.assign(n, 0);
-    ci->key.assign(n, {kNoFit, 0, 0});
-    ci->reasons.resize(n);
+    fresh.seen_version.assign(n, 0);
+    fresh.key.assign(n, {kNoFit, 0, 0});
+    fresh.reasons.resize(n);
     for (size_t i = 0; i < n; ++i) scratch_indices_.push_back(static_cast<int>(i));
-    ci->cursor = change_log_.size();
+    fresh.cursor = change_log_.size();
   }
-  for (; ci->cursor < change_log_.size(); ++ci->cursor) {
-    int i = change_log_[ci->cursor];
+  ClassIndex& ci = *it->second;
+  for (; ci.cursor < change_log_.size(); ++ci.cursor) {
+    int i = change_log_[ci.cursor];
     uint64_t version = ssn_.nodes()[i]->version;
-    if (version == ci->seen_version[i]) continue;  // seen, or already listed
-    ci->seen_version[i] = version;
+    if (version == ci.seen_version[i]) continue;  // seen, or already listed
+    ci.seen_version[i] = version;
     scratch_indices_.push_back(i);
   }
-  if (!scratch_indices_.empty()) Refresh(*ci, task, scratch_indices_);
-  return *ci;
+  if (!scratch_indices_.empty()) Refresh(ci, task, scratch_indices_);
+  return ci;
 }
 
 // Evaluates the listed nodes, then scores the fitting ones in one batch:
@@ -173,7 +186,7 @@ NodeSearch::Result NodeSearch::FindIndexed(const TaskInfo& task, FitErrors* erro
     std::vector<std::string> names;
     for (const auto& ids : ci.reasons) {
       names.clear();
-      for (int id : ids) names.push_back(reason_names_[id]);
+      for (int id : ids) names.push_back(m_.reason_names[id]);
       ci.errors.AddNode(names);
     }
     ci.errors_valid = true;

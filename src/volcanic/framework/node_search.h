@@ -7,10 +7,15 @@
 //  - generic: every node is checked and scored for every task, O(nodes);
 //  - indexed: when all predicates and scores are node-local for the task
 //    (Session::NodeLocal), results are kept per task class in an ordered
-//    index and refreshed only for nodes changed since the class last looked,
-//    so a placement costs O(log nodes) per class that is used again. The
-//    nodes a class refreshes are scored in one NodeScores batch, so a
-//    node-local batch score must not depend on the other nodes of the batch.
+//    index and refreshed only for nodes changed since the class last looked
+//    (Cache::node_changes), so a placement costs O(log nodes) per class that
+//    is used again. The nodes a class refreshes are scored in one NodeScores
+//    batch, so a node-local batch score must not depend on the other nodes of
+//    the batch. The indexes live in a Memory that a Scheduler keeps from one
+//    session to the next while every plugin's answers outlive its session
+//    (Plugin::AnswersOutliveSession) and the Ready nodes stay the same
+//    (Cache::node_generation): a pod arriving alone then costs the nodes that
+//    changed since its class last looked, not every node.
 // Tests run both and compare.
 #pragma once
 
@@ -27,8 +32,23 @@ namespace volcanic {
 class Session;
 
 class NodeSearch {
+  struct ClassIndex;
+
  public:
-  explicit NodeSearch(Session& ssn);
+  // The class indexes and the interned reasons, kept across sessions.
+  struct Memory {
+    Memory();
+    ~Memory();
+    uint64_t generation = 0;  // the cache's node_generation the indexes are for
+    // By class key, not id: a class whose pods are all gone (its id freed) is
+    // found again when its next pod comes. At most kKeptClasses, then emptied.
+    absl::flat_hash_map<std::string, std::unique_ptr<ClassIndex>> classes;
+    std::vector<std::string> reason_names;
+    absl::flat_hash_map<std::string, int> reason_ids;
+    std::vector<int> insufficient_ids;  // by resource id, -1 until interned
+  };
+  // `kept`: the Memory to use and keep (nullptr: this session's own).
+  NodeSearch(Session& ssn, Memory* kept);
   ~NodeSearch();
 
   struct Result {
@@ -39,7 +59,6 @@ class NodeSearch {
   // plugins' predicates and a pod slot free now (node Idle) are checked, and
   // every fitting node counts as idle.
   Result Find(const TaskInfo& task, bool resource_check, FitErrors* errors);
-  void NodeChanged(const NodeInfo* n);
   uint64_t changes() const { return change_log_.size(); }
   // Indices (in Session::nodes()) of the nodes whose accounting changed, in
   // order, repeats included: read from a cursor to catch up on changes.
@@ -48,7 +67,7 @@ class NodeSearch {
   void set_indexing(bool on) { indexing_ = on; }
 
  private:
-  struct ClassIndex;
+  static constexpr size_t kKeptClasses = 64;  // each holds O(nodes)
   enum Fit { kNoFit = -1, kFitIdle = 0, kFitFuture = 1 };
 
   // On a failed resource check *short_of is the resource (reasons are left
@@ -65,11 +84,9 @@ class NodeSearch {
 
   Session& ssn_;
   bool indexing_ = true;
-  std::vector<std::unique_ptr<ClassIndex>> classes_;  // by class id
-  std::vector<int> change_log_;                       // node indices, in change order
-  std::vector<std::string> reason_names_;
-  absl::flat_hash_map<std::string, int> reason_ids_;
-  std::vector<int> insufficient_ids_;      // by resource id, -1 until interned
+  std::unique_ptr<Memory> own_;
+  Memory& m_;
+  const std::vector<int>& change_log_;  // the cache's: node indices, in change order
   std::vector<std::string> scratch_reasons_;
   std::vector<double> scratch_scores_;
   std::vector<int> scratch_indices_, scratch_fitting_;

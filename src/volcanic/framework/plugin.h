@@ -27,6 +27,12 @@ class Plugin {
   // Registers the plugin's callbacks; h.session() is the session.
   virtual void OnSessionOpen(PluginHandle& h) = 0;
   virtual void OnSessionClose(Session& ssn) {}
+  // Whether the plugin's node-local answers (predicate, node order) for a task
+  // class and a node stay the same in later sessions while the node does not
+  // change, so they may be kept across sessions (NodeSearch): true for the
+  // built-ins, whose answers follow from their arguments, the task and the
+  // node; false for Python plugins, built anew each session.
+  virtual bool AnswersOutliveSession() const { return true; }
 };
 
 class Action {

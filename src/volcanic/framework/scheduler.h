@@ -12,6 +12,7 @@
 #include "volcanic/cache/cache.h"
 #include "volcanic/framework/conf.h"
 #include "volcanic/framework/decisions.h"
+#include "volcanic/framework/node_search.h"
 #include "volcanic/framework/registry.h"
 
 namespace volcanic {
@@ -43,6 +44,7 @@ class Scheduler {
   Cache cache_;
   SchedulerConf conf_;
   Registry registry_;
+  std::unique_ptr<NodeSearch::Memory> node_memory_ = std::make_unique<NodeSearch::Memory>();
   uint64_t sessions_ = 0;
 };
 

@@ -80,7 +80,7 @@ absl::Status Session::Open() {
                                       name, it == conf_.action_arguments.end() ? Arguments() : it->second));
     actions_.emplace_back(std::move(action), name);
   }
-  node_search_ = std::make_unique<NodeSearch>(*this);
+  node_search_ = std::make_unique<NodeSearch>(*this, opts_.node_memory);
   return absl::OkStatus();
 }
 
@@ -110,8 +110,10 @@ void Session::CollectCallbacks() {
     bool predicate_on = s->predicate && (!s->option || s->option->Enabled("enablePredicate"));
     bool order_on = (s->node_order || s->batch_node_order) &&
                     (!s->option || s->option->Enabled("enableNodeOrder"));
-    if (predicate_on || order_on)
+    if (predicate_on || order_on) {
       for (const auto& fn : s->node_local) node_local_.push_back(fn);
+      if (!s->plugin->AnswersOutliveSession()) answers_outlive_session_ = false;
+    }
     if (s->on_allocate || s->on_deallocate) event_handlers_.emplace_back(s->on_allocate, s->on_deallocate);
   }
 }
@@ -295,7 +297,6 @@ void Session::AllocateTask(TaskInfo* t, NodeInfo* n) {
   touched_.push_back(t);
   for (auto& [on_allocate, _] : event_handlers_)
     if (on_allocate) on_allocate(*t);
-  node_search_->NodeChanged(n);
 }
 
 void Session::PipelineTask(TaskInfo* t, NodeInfo* n) {
@@ -303,7 +304,6 @@ void Session::PipelineTask(TaskInfo* t, NodeInfo* n) {
   touched_.push_back(t);
   for (auto& [on_allocate, _] : event_handlers_)
     if (on_allocate) on_allocate(*t);
-  node_search_->NodeChanged(n);
 }
 
 void Session::EvictTask(TaskInfo* t) {
@@ -311,7 +311,6 @@ void Session::EvictTask(TaskInfo* t) {
   SetTaskStatus(t, TaskStatus::kReleasing);
   for (auto& [_, on_deallocate] : event_handlers_)
     if (on_deallocate) on_deallocate(*t);
-  if (t->node) node_search_->NodeChanged(t->node);
 }
 
 void Session::RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n) {
@@ -324,8 +323,6 @@ void Session::RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n) {
     auto& fn = was_allocated ? on_deallocate : on_allocate;
     if (fn) fn(*t);
   }
-  if (was) node_search_->NodeChanged(was);
-  if (n && n != was) node_search_->NodeChanged(n);
 }
 
 void Session::Bind(TaskInfo* t) {

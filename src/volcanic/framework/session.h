@@ -27,6 +27,7 @@
 #include "volcanic/framework/conf.h"
 #include "volcanic/framework/decisions.h"
 #include "volcanic/framework/fit_errors.h"
+#include "volcanic/framework/node_search.h"
 #include "volcanic/framework/extension_points.h"
 #include "volcanic/framework/plugin.h"
 #include "volcanic/framework/plugin_handle.h"
@@ -43,6 +44,9 @@ struct SessionOptions {
   // Report only PodGroup and queue statuses that differ from what the objects
   // say now (what Volcano's status updater writes), not every one.
   bool changed_only = false;
+  // Where node answers are kept from one session to the next (a Scheduler's);
+  // nullptr: this session's own.
+  NodeSearch::Memory* node_memory = nullptr;
 };
 
 class Session {
@@ -106,6 +110,9 @@ class Session {
   // Σ node-order scores + Σ batch scores over `nodes`, into (*scores)[i].
   void NodeScores(const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) const;
   bool NodeLocal(const TaskInfo& t) const;
+  // Whether every plugin with node hooks answers the same in later sessions
+  // (Plugin::AnswersOutliveSession): node answers may then be kept.
+  bool AnswersOutliveSession() const { return answers_outlive_session_; }
   std::vector<TaskInfo*> Preemptable(const TaskInfo& preemptor, const std::vector<TaskInfo*>& candidates) const;
   std::vector<TaskInfo*> Reclaimable(const TaskInfo& reclaimer, const std::vector<TaskInfo*>& candidates) const;
   bool HasNodeOrder() const;
@@ -193,6 +200,7 @@ class Session {
   std::vector<NodeLocalFn> node_local_;
   std::vector<std::pair<TaskEventFn, TaskEventFn>> event_handlers_;
 
+  bool answers_outlive_session_ = true;
   std::unique_ptr<NodeSearch> node_search_;
   struct JobFits {
     absl::btree_map<std::string, FitErrors> by_task;     // task key -> errors

@@ -21,8 +21,7 @@ class OvercommitPlugin : public Plugin {
 
   void OnSessionOpen(PluginHandle& h) override {
     Session& ssn = h.session();
-    Resource used;
-    for (NodeInfo* n : ssn.nodes()) used += n->used;
+    const Resource& used = ssn.cache().ReadyUsed();
     const Resource& total = ssn.total_resource();
     for (int i = 0; i < total.Size(); ++i) {
       double factor = factor_;
