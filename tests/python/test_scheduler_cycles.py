@@ -135,3 +135,21 @@ def test_a_status_write_that_failed_is_decided_again():
              "spec": {"schedulerName": "volcano", "containers": [{"name": "c", "image": "x"}]}})
     c.run(60)
     assert failed and c.get("PodGroup", failed[0])["status"]["phase"] == "Running"
+
+
+def test_the_echo_of_a_written_status_is_not_read_again():
+    """The watch brings the loop's own status writes back; what they carry is what the engine
+    took as written, on top of what it had seen, so they are not upserted into it again
+    (each upsert converts and parses the object)."""
+    c = volcanic.Cluster()
+    c.apply(node("n1"))
+    c.run(0)
+    seen: list = []
+    upsert = c.scheduler.engine.upsert
+    c.scheduler.engine.upsert = lambda obj: seen.append(obj["kind"]) or upsert(obj)
+    version = int(c.get("Queue", "default")["metadata"]["resourceVersion"])
+    c.apply(job("j", task(duration="30s")))
+    c.run(120)
+    assert c.get("Job", "j")["status"]["state"]["phase"] == "Completed"
+    assert int(c.get("Queue", "default")["metadata"]["resourceVersion"]) > version  # allocated written
+    assert "Queue" not in seen  # and never read back

@@ -45,6 +45,11 @@ class StatusWrites:
         else:
             self._send(key, write)
 
+    def wrote(self, obj: Obj) -> bool:
+        """Whether obj, as the watch brings it, is this writer's last answered write of it."""
+        version = resource_version(obj)
+        return version is not None and self._answers.get((obj["kind"], key_of(obj))) == version
+
     def collect(self) -> list[tuple[StatusWrite, Obj | Exception]]:
         """The writes answered since the last call, each with the written object or the
         error; sends what waited for them."""

@@ -8,7 +8,8 @@ embedded cluster (on its virtual clock) and as `volcanic scheduler` on a real AP
   the engine reads changed since a session that decided nothing: the engine is
   deterministic, so that session would decide the same nothing again. The echo of a status
   the loop wrote is no change (the engine takes what it reported as written; a write that
-  fails is forgotten, so decided again), nor is a status field the engine does not read. The cycle is armed only then, so an idle cluster
+  fails is forgotten, so decided again) and is not even read again, nor is a status field
+  the engine does not read a change. The cycle is armed only then, so an idle cluster
   costs no timer at all (a simulated month of it is free) and the sessions that run, and
   when, are those of a loop woken every period. At its boundary the cycle runs after every
   other timer due then, so a session sees everything that happened at that instant; what
@@ -89,7 +90,7 @@ class SchedulerLoop:
         self._binds_answered = [0, 0]  # binds collected since the last session: succeeded, failed
         self._status = StatusWrites(store, wake=informers.watch.wake)
         for kind in SCHEDULER_KINDS:
-            informers.add_handler(kind, Handler(on_add=self._added, on_update=lambda old, new: self._upsert(new),
+            informers.add_handler(kind, Handler(on_add=self._added, on_update=lambda old, new: self._updated(new),
                                                 on_delete=self._delete))
         self._mark_dirty()
 
@@ -149,6 +150,12 @@ class SchedulerLoop:
             if filled != self._gangs_filled:
                 self._gangs_filled = filled
                 self._new_work()
+
+    def _updated(self, obj: dict) -> None:
+        """The echo of the loop's own status write carries what the engine took as written on
+        top of what it had seen (the watch brings events in order): nothing to read."""
+        if not self._status.wrote(obj):
+            self._upsert(obj)
 
     def _upsert(self, obj: dict) -> None:
         """An update that leaves the engine's view as it was (a status field it does not read,

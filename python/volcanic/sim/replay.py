@@ -41,6 +41,7 @@ class Replay:
     expected_pods: int = 0  # what the trace's arrivals make
     pods: dict[str, PodRecord] = field(default_factory=dict)  # "ns/name" -> its record
     arrived: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (kind, ns, name) -> time
+    ended: int = 0  # pods that have ended
     wall_s: float = 0.0
 
     def frame(self) -> Any:
@@ -62,7 +63,6 @@ def replay(trace: Trace, conf: Any = None, limit: float = 365 * 86400.0,
     for obj in trace.nodes + trace.setup:
         cluster.api.create(obj)
     cluster.run(0)  # new queues are opened
-    ended = lambda c: sum(r.end is not None for r in run.pods.values()) >= run.expected_pods  # noqa: E731
     for arrival in trace.arrivals:
         cluster.run(max(0.0, arrival.time - cluster.now))
         for obj in arrival.objects:
@@ -71,7 +71,7 @@ def replay(trace: Trace, conf: Any = None, limit: float = 365 * 86400.0,
             cluster.api.create(obj)
         if progress:
             progress(1)
-    cluster.run_until(ended, limit=limit)
+    cluster.run_until(lambda c: run.ended >= run.expected_pods, limit=limit)
     run.wall_s = time.perf_counter() - started
     return run
 
@@ -104,5 +104,6 @@ def _pod_changed(run: Replay, pod: Obj) -> None:
         record.start, record.node = now, pod["spec"].get("nodeName")
     elif phase in TERMINAL:
         record.end = now
+        run.ended += 1
         if not pod["metadata"].get("ownerReferences"):  # a Job's pods go with it
             run.cluster.api.delete("Pod", pod["metadata"]["name"], pod["metadata"]["namespace"])
