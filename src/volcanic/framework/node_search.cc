@@ -37,7 +37,8 @@ NodeSearch::NodeSearch(Session& ssn, Memory* kept)
     : ssn_(ssn),
       own_(kept ? nullptr : std::make_unique<Memory>()),
       m_(kept ? *kept : *own_),
-      change_log_((ssn.cache().TrimNodeChanges(16 * ssn.nodes().size() + 4096), ssn.cache().node_changes())) {
+      change_log_(ssn.cache().node_changes()) {
+  ssn.cache().TrimNodeChanges(16 * ssn.nodes().size() + 4096);
   if (m_.generation != ssn.cache().node_generation() || !ssn.AnswersOutliveSession()) {
     m_.classes.clear();
     m_.generation = ssn.cache().node_generation();
