@@ -102,3 +102,14 @@ def test_quantity_edge_cases():
             quantity.parse_quantity(bad, "spec.capability.cpu")
     with pytest.raises(ValueError, match="out of range"):
         quantity.parse_quantity("8Ei")
+
+
+@pytest.mark.parametrize("text, canonical", [
+    ("1.5", "1500m"), ("0.5", "500m"), ("-1.5", "-1500m"), ("1000", "1k"), ("1500", "1500"), ("100m", "100m"),
+    ("1n", "1n"), ("2000000", "2M"), ("1024Mi", "1Gi"), ("1536Mi", "1536Mi"), ("1.5Gi", "1536Mi"),
+    ("512", "512"), ("1e3", "1e3"), ("1500e-3", "1500e-3"), ("0", "0"), ("5000M", "5G"),
+])
+def test_format_quantity_writes_the_canonical_form(text, canonical):
+    """Quantity.String() (k8s.io/apimachinery/pkg/api/resource/quantity.go CanonicalizeBytes):
+    the largest suffix with a whole mantissa, in the quantity's format; what minResources holds."""
+    assert quantity.format_quantity(quantity.parse_quantity(text)) == canonical

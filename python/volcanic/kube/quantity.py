@@ -14,6 +14,7 @@ _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL_SUFFIX = {v: k for k, v in _DECIMAL.items()}
 _BINARY_SUFFIX = {v: k for k, v in _BINARY.items()}
+_NANO = 10 ** 9
 
 Quantity = tuple[Fraction, str]  # value, format ("DecimalSI", "BinarySI" or "DecimalExponent")
 Resources = dict[str, Quantity]
@@ -41,13 +42,17 @@ def format_quantity(q: Quantity) -> str:
         while k < 6 and n % 1024 == 0:
             n, k = n // 1024, k + 1
         return f"{sign}{n}{_BINARY_SUFFIX.get(k, '')}"
+    # The largest exponent (a multiple of 3, -9..18) with a whole mantissa, in integers.
     exponent = -9
-    while exponent < 18 and (value / Fraction(10) ** (exponent + 3)).denominator == 1:
-        exponent += 3
-    mantissa = value / Fraction(10) ** exponent
+    if _NANO % value.denominator:  # finer than nanos (parse_quantity never gives one): as is
+        mantissa = (value * _NANO).numerator
+    else:
+        mantissa = value.numerator * (_NANO // value.denominator)
+        while exponent < 18 and mantissa % 1000 == 0:
+            mantissa, exponent = mantissa // 1000, exponent + 3
     if fmt == "DecimalExponent":
-        return f"{sign}{mantissa.numerator}" + (f"e{exponent}" if exponent else "")
-    return f"{sign}{mantissa.numerator}{_DECIMAL_SUFFIX[exponent]}"
+        return f"{sign}{mantissa}" + (f"e{exponent}" if exponent else "")
+    return f"{sign}{mantissa}{_DECIMAL_SUFFIX[exponent]}"
 
 
 def add_one(total: Resources, name: str, q: Quantity) -> None:
