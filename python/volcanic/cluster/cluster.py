@@ -32,7 +32,7 @@ import yaml
 SCHEDULER_NAME = "volcano"
 
 
-def _documents(source: Any) -> list[Obj]:
+def documents(source: Any) -> list[Obj]:
     """Objects from a dict, a list of dicts, or YAML text (several documents allowed; a
     document may also be a list or a `kind: List`)."""
     if isinstance(source, str):
@@ -44,17 +44,17 @@ def _documents(source: Any) -> list[Obj]:
             if not isinstance(d, (dict, list)):
                 raise InvalidObject(f"YAML document {i + 1}: must be a map or a list, got {type(d).__name__} "
                                     f"(apply takes YAML text, not a file name)")
-        return _documents(docs)
+        return documents(docs)
     if isinstance(source, dict):
         if source.get("kind") == "List" and isinstance(source.get("items"), list):
-            return _documents(source["items"])
+            return documents(source["items"])
         return [source]
     if isinstance(source, (list, tuple)):
         objs = []
         for item in source:
             if not isinstance(item, (dict, list, tuple)):
                 raise InvalidObject(f"object: must be a map, got {type(item).__name__}")
-            objs.extend(_documents(item))
+            objs.extend(documents(item))
         return objs
     raise InvalidObject(f"object: must be a map, a list or YAML text, got {type(source).__name__}")
 
@@ -167,7 +167,7 @@ class Cluster:
         Returns the stored object, or a list for several. Every object is checked before any
         is stored; on an error nothing of this call is stored.
         """
-        objs = [_plain(o, describe(o)) for o in _documents(source)]
+        objs = [_plain(o, describe(o)) for o in documents(source)]
         for o in objs:
             kind_named(o.get("kind"))
             meta = o.get("metadata")

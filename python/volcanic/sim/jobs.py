@@ -11,8 +11,7 @@ import json
 import os
 from typing import Any
 
-import yaml
-
+from volcanic.cluster.cluster import documents
 from volcanic.errors import InvalidObject
 from volcanic.kube.quantity import parse_quantity
 from volcanic.sim.trace import Arrival, Obj, Trace
@@ -135,13 +134,12 @@ def _count(value: Any, where: str) -> int:
 def _setup(path: str) -> tuple[list[Obj], list[Obj]]:
     if path.endswith((".yaml", ".yml")):
         with open(path, encoding="utf-8") as f:
-            try:
-                docs = [d for d in yaml.safe_load_all(f) if d is not None]
-            except yaml.YAMLError as e:
-                raise InvalidObject(f"{os.path.basename(path)}: YAML: {e}") from None
-        objs = [o for d in docs for o in (d.get("items", []) if isinstance(d, dict) and d.get("kind") == "List"
-                                          else d if isinstance(d, list) else [d])]
-        bad = next((o for o in objs if not isinstance(o, dict) or not isinstance(o.get("kind"), str)), None)
+            text = f.read()
+        try:
+            objs = documents(text)
+        except InvalidObject as e:
+            raise InvalidObject(f"{os.path.basename(path)}: {e}") from None
+        bad = next((o for o in objs if not isinstance(o.get("kind"), str)), None)
         if bad is not None:
             raise InvalidObject(f"{os.path.basename(path)}: every document must be an object with a kind")
         return [o for o in objs if o["kind"] == "Node"], [o for o in objs if o["kind"] != "Node"]
