@@ -6,7 +6,7 @@
 PYTHON ?= python3
 PRESET ?= medium
 APT_PACKAGES := g++ cmake ninja-build libabsl-dev nlohmann-json3-dev catch2
-PY_PACKAGES := pybind11 scikit-build-core PyYAML pytest hypothesis cryptography kubernetes kopf prometheus-client orjson pycurl import-linter tqdm pandas
+PY_PACKAGES := pybind11 scikit-build-core PyYAML pytest hypothesis cryptography kubernetes kopf prometheus-client orjson pycurl import-linter tqdm pandas matplotlib nbclient nbformat ipykernel
 CPP_BUILD := build/cpp
 
 .PHONY: run test e2e bench deps install cpp-test py-test clean
@@ -25,7 +25,7 @@ deps:
 	  echo "installing Debian packages: $$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
-	@$(PYTHON) -c "import pybind11, scikit_build_core, yaml, pytest, hypothesis, cryptography, kubernetes, kopf, prometheus_client, orjson, importlinter, tqdm, pandas" 2>/dev/null || \
+	@$(PYTHON) -c "import pybind11, scikit_build_core, yaml, pytest, hypothesis, cryptography, kubernetes, kopf, prometheus_client, orjson, importlinter, tqdm, pandas, matplotlib, nbclient, nbformat, ipykernel" 2>/dev/null || \
 	  $(PYTHON) -m pip install -q --root-user-action=ignore $(PY_PACKAGES)
 
 # The extension builds in build/<wheel tag> and is reused across runs.

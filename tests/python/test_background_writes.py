@@ -26,7 +26,7 @@ class Answers:
     def update_status_async(self, obj: dict) -> Future:
         return self._send(obj)
 
-    def bind_async(self, namespace: str, name: str, node_name: str) -> Future:
+    def bind_async(self, namespace: str, name: str, node_name: str, annotations: dict | None = None) -> Future:
         return self._send(namespace, name, node_name)
 
     def _send(self, *what) -> Future:

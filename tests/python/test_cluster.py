@@ -218,11 +218,11 @@ def test_a_failed_bind_is_forgotten_and_retried(cluster):
     cluster.apply([node("n1"), pod("p")])
     real_bind, tries = cluster.api.bind, []
 
-    def flaky_bind(namespace, name, node_name):
+    def flaky_bind(namespace, name, node_name, annotations=None):
         tries.append(cluster.now)
         if len(tries) == 1:
             raise Conflict("Pod", namespace, name, "the API server said no")
-        return real_bind(namespace, name, node_name)
+        return real_bind(namespace, name, node_name, annotations)
     cluster.api.bind = flaky_bind
     cluster.run(0)
     p = cluster.get("Pod", "p")

@@ -16,6 +16,7 @@ from volcanic.errors import InvalidObject
 from volcanic.sim.jobs import read_jobs
 from volcanic.sim.metrics import summary
 from volcanic.sim.openb import find_openb, read_openb
+from volcanic.sim.policies import policy_conf
 from volcanic.sim.replay import replay
 import volcanic
 from test_scheduler_cycles import _every_period
@@ -37,20 +38,29 @@ def _write(tmp_path, nodes: str = NODES, pods: str = PODS) -> tuple[str, str]:
 def test_openb_maps_nodes_and_pods(tmp_path):
     trace = read_openb(*_write(tmp_path))
     n0 = trace.nodes[0]
+    # A GPU is a vGPU card: 100 sharers at most, 100 cores, a nominal 16,000 MiB.
     assert n0["status"]["allocatable"] == {"cpu": "8000m", "memory": "16384Mi", "pods": "110",
-                                           "volcanic/gpu-milli": "2000"}
+                                           "volcano.sh/vgpu-number": "200", "volcano.sh/vgpu-cores": "200",
+                                           "volcano.sh/vgpu-memory": "32000"}
+    assert n0["metadata"]["annotations"] == {"volcano.sh/node-vgpu-register":
+                                             "GPU-n0-0,100,16000,NVIDIA-T4,true,hami-core:"
+                                             "GPU-n0-1,100,16000,NVIDIA-T4,true,hami-core:"}
     assert n0["metadata"]["labels"] == {"gpu-model": "T4"} and trace.nodes[1]["metadata"]["labels"] == {}
-    assert "volcanic/gpu-milli" not in trace.nodes[1]["status"]["allocatable"]
+    assert trace.nodes[1]["status"]["allocatable"] == {"cpu": "4000m", "memory": "8192Mi", "pods": "110"}
     a = {a.objects[0]["metadata"]["name"]: a for a in trace.arrivals}
     p1 = a["p1"].objects[0]
     assert a["p1"].time == 10 and a["p1"].gpus == 0.5
-    assert p1["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "2000m", "memory": "4096Mi",
-                                                                    "volcanic/gpu-milli": "500"}
+    # Half a GPU: one card, half its cores and memory.
+    assert p1["spec"]["containers"][0]["resources"]["requests"] == {
+        "cpu": "2000m", "memory": "4096Mi", "volcano.sh/vgpu-number": "1", "volcano.sh/vgpu-cores": "50",
+        "volcano.sh/vgpu-memory": "8000"}
+    assert a["p0"].objects[0]["spec"]["containers"][0]["resources"]["limits"]["volcano.sh/vgpu-cores"] == "100"
     assert p1["metadata"]["annotations"] == {"volcanic/sim-duration": "30"}
     terms = p1["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert terms["nodeSelectorTerms"][0]["matchExpressions"] == [{"key": "gpu-model", "operator": "In",
                                                                   "values": ["T4", "P100"]}]
-    assert "volcanic/gpu-milli" not in a["p2"].objects[0]["spec"]["containers"][0]["resources"]["requests"]
+    assert a["p2"].objects[0]["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "4000m",
+                                                                                   "memory": "1024Mi"}
     assert [x.time for x in trace.arrivals] == [0, 10, 10, 20]  # ties keep the file's order
     assert [x.objects[0]["metadata"]["name"] for x in trace.arrivals][1:3] == ["p1", "p2"]
 
@@ -69,7 +79,7 @@ def test_openb_refuses_bad_rows_naming_line_and_column(tmp_path, pods, message):
 
 
 def test_replay_runs_each_pod_for_its_lifetime_and_records_it(tmp_path):
-    run = replay(read_openb(*_write(tmp_path)))
+    run = replay(read_openb(*_write(tmp_path)), policy_conf("volcano"))
     r = run.pods
     assert {k: v.phase for k, v in r.items()} == {f"default/p{i}": "Succeeded" for i in range(4)}
     # Sessions at period boundaries: a pod created at t is bound at the boundary after it
@@ -87,6 +97,12 @@ def test_replay_runs_each_pod_for_its_lifetime_and_records_it(tmp_path):
     assert m["simulated_s"] == 131  # p3's 30 s from t=101
     # GPU: p0 1000 for 100 s, p1 500 for 30 s, p3 300 for 30 s, of 2000 for 131 s.
     assert m["gpu_allocated_share"] == pytest.approx((100_000 + 15_000 + 9_000) / (2000 * 131), abs=1e-6)
+    assert m["utilization"]["gpu"] == m["gpu_allocated_share"]
+    assert not any(name.startswith("volcano.sh/") for name in m["utilization"])
+    # Cards: p0 a whole one; p1 half of the other, where p3's 30% joins it (each card alone).
+    assert r["default/p0"].gpu_cards == "GPU-n0-1,NVIDIA,16000,100:"
+    assert r["default/p1"].gpu_cards == "GPU-n0-0,NVIDIA,8000,50:"
+    assert r["default/p3"].gpu_cards.startswith("GPU-n0-")
     assert m["utilization"]["cpu"] == pytest.approx((4 * 100 + 2 * 30 + 4 * 60 + 6 * 30) / (12 * 131), abs=1e-6)
 
 
@@ -120,7 +136,7 @@ def test_simulate_cli_prints_one_json_line_per_configuration(tmp_path, capsys):
 def test_simulate_cli_names_an_unknown_policy(tmp_path, capsys):
     nodes, pods = _write(tmp_path)
     assert main(["simulate", "--nodes", nodes, "--pods", pods, "--policy", "fastest"]) == 1
-    assert "policy 'fastest': unknown; known policies: binpack, volcano" in capsys.readouterr().err
+    assert "policy 'fastest': unknown; known policies: volcano, binpack, random, fgd" in capsys.readouterr().err
 
 
 OPENB = find_openb() or next((str(p) for p in [pathlib.Path(__file__).parents[3] / "shared" / "traces" /
@@ -146,8 +162,8 @@ def test_simulate_out_writes_a_row_per_pod_and_the_summary(tmp_path, capsys):
     with open(out / "volcano" / "pods.csv", newline="") as f:
         rows = {r["pod"]: r for r in csv.DictReader(f)}
     assert rows["default/p3"]["arrival"] == "20.0" and rows["default/p3"]["wait"] == "81.0"
-    assert rows["default/p3"]["node"] == "n0" and rows["default/p3"]["req_volcanic/gpu-milli"] == "300.0"
-    assert rows["default/p2"]["req_volcanic/gpu-milli"] == "0.0"
+    assert rows["default/p3"]["node"] == "n0" and rows["default/p3"]["req_volcano.sh/vgpu-cores"] == "30.0"
+    assert rows["default/p2"]["req_volcano.sh/vgpu-cores"] == "0.0"
 
 
 def test_replay_and_cluster_as_dataframes(tmp_path):
@@ -159,7 +175,7 @@ def test_replay_and_cluster_as_dataframes(tmp_path):
     assert pods["wait"].max() == 81.0
     nodes = run.cluster.frame("Node")
     assert list(nodes["metadata.name"]) == ["n0", "n1"] and (nodes["created"] == 0).all()
-    assert nodes.loc[0, "status.allocatable.volcanic/gpu-milli"] == "2000"
+    assert nodes.loc[0, "status.allocatable.volcano.sh/vgpu-cores"] == "200"
     assert run.cluster.frame("Pod").empty  # every pod has ended and been deleted
 
 

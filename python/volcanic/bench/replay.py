@@ -1,5 +1,6 @@
 """`volcanic bench --preset replay-openb`: the whole openb default trace (1,523 nodes, 8,152
-pods over 149 simulated days) replayed through Volcano's default configuration. Reports
+pods over 149 simulated days) replayed through the `volcano` policy (Volcano's default
+configuration with deviceshare's vGPU cards, volcanic.sim.policies). Reports
 wall seconds, the speed-up over real time and how the pods ended. The trace is read in
 place (../shared/traces, or $VOLCANIC_TRACES), never copied into the project."""
 
@@ -11,6 +12,7 @@ from typing import Any
 from volcanic.errors import InvalidObject
 from volcanic.sim.metrics import summary
 from volcanic.sim.openb import DEFAULT_PODS_CSV, NODES_CSV, find_openb, read_openb
+from volcanic.sim.policies import policy_conf
 from volcanic.sim.replay import replay
 
 REPLAY_PRESETS = ("replay-openb",)
@@ -22,6 +24,6 @@ def run_replay(preset: str) -> dict[str, Any]:
         raise InvalidObject(f"preset {preset}: the openb trace is not in $VOLCANIC_TRACES or ../shared/traces "
                             "(alibaba-gpu-v2023/)")
     trace = read_openb(os.path.join(root, NODES_CSV), os.path.join(root, DEFAULT_PODS_CSV))
-    result = summary(replay(trace), "volcano")
+    result = summary(replay(trace, policy_conf("volcano")), "volcano")
     return {"preset": preset, "nodes": len(trace.nodes), **result,
             "speedup": round(result["simulated_s"] / result["wall_s"]) if result["wall_s"] else None}

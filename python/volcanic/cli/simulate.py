@@ -23,56 +23,104 @@ def add_simulate(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--conf", action="append", default=[], metavar="FILE",
                    help="a volcano-scheduler.conf to run; repeatable")
     s.add_argument("--policy", action="append", default=[], metavar="NAME",
-                   help="a named configuration (volcano, binpack) to run; repeatable (default: volcano)")
-    s.add_argument("--mode", choices=["replay"], default="replay",
-                   help="replay: arrivals at their times, each pod running its lifetime")
+                   help="a named configuration (volcano, binpack, random, fgd) to run; repeatable "
+                   "(default: volcano)")
+    s.add_argument("--mode", choices=["replay", "fill"], default="replay",
+                   help="replay: arrivals at their times, each pod running its lifetime; fill: the FGD paper's "
+                   "experiment, pods one at a time on the GPU nodes, never leaving")
+    s.add_argument("--seed", type=int, default=None, help="fill: shuffle the pods with this seed; the random "
+                   "policy's seed (default 0)")
+    s.add_argument("--until", type=float, default=1.3, help="fill: stop when the pods asked for this many times "
+                   "the GPU capacity (default 1.3)")
     s.add_argument("--json", action="store_true", help="one JSON line per configuration")
-    s.add_argument("--out", metavar="DIR", help="write DIR/<configuration>/pods.csv (a row per pod) and "
-                   "summary.json")
+    s.add_argument("--out", metavar="DIR", help="write DIR/<configuration>/: pods.csv (replay, a row per pod) or "
+                   "curve.csv (fill, a row per pod), and summary.json")
+    s.add_argument("--plot", metavar="FILE.png", help="fill: the GPU curves of every configuration; replay: "
+                   "each configuration's utilization over time (needs matplotlib)")
     s.set_defaults(func=cmd_simulate)
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from volcanic.sim.frames import write_run
     from volcanic.sim.jobs import read_jobs
-    from volcanic.sim.metrics import summary
     from volcanic.sim.openb import read_openb
     from volcanic.sim.policies import policy_conf
-    from volcanic.sim.replay import replay
 
-    runs = [(name, policy_conf(name)) for name in args.policy]
+    trace = (read_openb if args.format == "openb" else read_jobs)(args.nodes, args.pods)
+    runs = [(name, policy_conf(name, trace, args.seed or 0)) for name in args.policy]
     for path in args.conf:
         with open(path, encoding="utf-8") as f:
             runs.append((os.path.basename(path), f.read()))
     if not runs:
         runs = [("volcano", policy_conf("volcano"))]
-    trace = (read_openb if args.format == "openb" else read_jobs)(args.nodes, args.pods)
-    failed = False
+    results, failed = {}, False
     for name, conf in runs:
         try:
-            with _progress(name, len(trace.arrivals), quiet=args.json) as bar:
-                run = replay(trace, conf, progress=bar.update)
+            run, result, errors = (_fill if args.mode == "fill" else _replay)(args, trace, name, conf)
         except ConfigError as e:
             raise ConfigError(f"{name}: {e}") from None
-        result = summary(run, name)
-        if args.out:
-            write_run(run, result, os.path.join(args.out, name))
-        failed = failed or bool(run.cluster.errors)
-        for error in run.cluster.errors:
+        results[name] = run
+        for error in errors:
             print(f"{name}: controller error: {error}", file=sys.stderr)
+        failed = failed or bool(errors)
         print(json.dumps(result) if args.json else _text(result), flush=True)
+    if args.plot:
+        _plot(args.mode, results, args.plot)
     return 1 if failed else 0
 
 
-def _progress(name: str, arrivals: int, quiet: bool) -> Any:
-    """A tqdm bar over the arrivals on stderr, off with --json or when stderr is no terminal."""
+def _replay(args: argparse.Namespace, trace: Any, name: str, conf: Any) -> tuple[Any, dict, list]:
+    from volcanic.sim.frames import write_run
+    from volcanic.sim.metrics import summary
+    from volcanic.sim.replay import replay
+
+    with _progress(name, len(trace.arrivals), quiet=args.json) as bar:
+        run = replay(trace, conf, progress=bar.update)
+    result = summary(run, name)
+    if args.out:
+        write_run(run, result, os.path.join(args.out, name))
+    return run, result, run.cluster.errors
+
+
+def _fill(args: argparse.Namespace, trace: Any, name: str, conf: Any) -> tuple[Any, dict, list]:
+    from volcanic.sim.fill import fill, fill_summary, write_fill
+
+    with _progress(name, None, quiet=args.json, unit=" pods") as bar:
+        run = fill(trace, conf, seed=args.seed, until=args.until, progress=bar.update)
+    result = fill_summary(run, name)
+    if args.out:
+        write_fill(run, result, os.path.join(args.out, name))
+    return run, result, []
+
+
+def _plot(mode: str, runs: dict, path: str) -> None:
+    from volcanic.sim import plots
+
+    plt = plots.require_matplotlib().pyplot
+    if mode == "fill":
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        plots.fill_curves(runs, ax=ax)
+    else:
+        fig, axes = plt.subplots(len(runs), 1, figsize=(8, 3 * len(runs)), squeeze=False)
+        for (name, run), ax in zip(runs.items(), axes[:, 0]):
+            plots.utilization(run, ax=ax)
+            ax.set_title(name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _progress(name: str, total: int | None, quiet: bool, unit: str = " arrivals") -> Any:
+    """A tqdm bar on stderr, off with --json or when stderr is no terminal."""
     from tqdm import tqdm
 
-    return tqdm(total=arrivals, desc=name, unit=" arrivals", disable=quiet or not sys.stderr.isatty(),
-                leave=False)
+    return tqdm(total=total, desc=name, unit=unit, disable=quiet or not sys.stderr.isatty(), leave=False)
 
 
 def _text(r: dict) -> str:
+    if r.get("mode") == "fill":
+        return (f"{r['policy']} on {r['trace']} (fill): {r['pods_total']} pods, {r['pods_scheduled']} placed, "
+                f"{r['wall_s']:.2f} wall s\n  at 100% of the GPU capacity asked: {r['gpu_unallocated_at_full']:.2%} "
+                f"of the GPUs unallocated, {r['gpu_fragmentation_at_full']:.2%} fragmented")
     wait = "-" if r["wait_p50_s"] is None else f"p50 {r['wait_p50_s']:g} s, p99 {r['wait_p99_s']:g} s"
     use = ", ".join(f"{name} {share:.1%}" for name, share in r["utilization"].items())
     return (f"{r['policy']} on {r['trace']}: {r['pods_total']} pods, {r['pods_scheduled']} scheduled, "

@@ -87,14 +87,15 @@ class EmbeddedApi:
     def create_async(self, obj: Obj) -> Future[Obj]:
         return done(self.create, obj)
 
-    def bind_async(self, namespace: str, name: str, node: str) -> Future[Obj]:
-        return done(self.bind, (namespace, name, node))
+    def bind_async(self, namespace: str, name: str, node: str,
+                   annotations: dict[str, str] | None = None) -> Future[Obj]:
+        return done(self.bind, (namespace, name, node, annotations))
 
     def update_status_async(self, obj: Obj) -> Future[Obj]:
         return done(self.update_status, obj)
 
-    def bind(self, namespace: str, name: str, node: str) -> Obj:
-        return self.store.bind(namespace, name, node)
+    def bind(self, namespace: str, name: str, node: str, annotations: dict[str, str] | None = None) -> Obj:
+        return self.store.bind(namespace, name, node, annotations)
 
     def delete(self, kind: str, name: str, namespace: str | None = None, uid: str | None = None) -> None:
         old = self.store.get(kind, name, namespace) if self.admission.has_rules(kind) else None

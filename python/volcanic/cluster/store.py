@@ -158,13 +158,14 @@ class MemoryStore:
     def create_async(self, obj: Obj) -> Future[Obj]:
         return done(self.create, obj)
 
-    def bind_async(self, namespace: str, name: str, node: str) -> Future[Obj]:
-        return done(self.bind, (namespace, name, node))
+    def bind_async(self, namespace: str, name: str, node: str,
+                   annotations: dict[str, str] | None = None) -> Future[Obj]:
+        return done(self.bind, (namespace, name, node, annotations))
 
     def update_status_async(self, obj: Obj) -> Future[Obj]:
         return done(self.update_status, obj)
 
-    def bind(self, namespace: str, name: str, node: str) -> Obj:
+    def bind(self, namespace: str, name: str, node: str, annotations: dict[str, str] | None = None) -> Obj:
         kind = KINDS["Pod"]
         key = self._key(kind, name, namespace)
         old = self._current(kind, key)
@@ -176,8 +177,10 @@ class MemoryStore:
         conditions.append({"type": "PodScheduled", "status": "True",
                            "lastTransitionTime": rfc3339(self._clock())})
         status["conditions"] = conditions
-        new = dict(old, metadata=dict(old["metadata"]), spec=dict(old["spec"], nodeName=node),
-                   status=status)
+        meta = dict(old["metadata"])
+        if annotations:  # as the API server's binding storage merges the Binding's
+            meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
+        new = dict(old, metadata=meta, spec=dict(old["spec"], nodeName=node), status=status)
         return self._commit("MODIFIED", kind, key, new)
 
     def delete(self, kind: str, name: str, namespace: str | None = None,

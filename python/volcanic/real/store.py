@@ -89,11 +89,12 @@ class KubeStore:
     def update_status_async(self, obj: Obj) -> Future[Obj]:
         return self._write(obj, "/status")
 
-    def bind(self, namespace: str, name: str, node: str) -> Obj:
-        return self._bind(namespace, name, node, first=True).result()
+    def bind(self, namespace: str, name: str, node: str, annotations: dict[str, str] | None = None) -> Obj:
+        return self._bind(namespace, name, node, annotations, first=True).result()
 
-    def bind_async(self, namespace: str, name: str, node: str) -> Future[Obj]:
-        return self._bind(namespace, name, node)
+    def bind_async(self, namespace: str, name: str, node: str,
+                   annotations: dict[str, str] | None = None) -> Future[Obj]:
+        return self._bind(namespace, name, node, annotations)
 
     def _create(self, obj: Obj, first: bool = False) -> Future[Obj]:
         k = kind_named(obj.get("kind"))
@@ -105,9 +106,14 @@ class KubeStore:
         path = k.path(_ns(k, _namespace_of(obj)), obj["metadata"]["name"]) + subresource
         return self.client.request_async("PUT", path, obj, then=lambda answer: received(k, answer), first=first)
 
-    def _bind(self, namespace: str, name: str, node: str, first: bool = False) -> Future[Obj]:
-        """POST pods/binding; the future of the server's Status answer."""
-        body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": namespace},
+    def _bind(self, namespace: str, name: str, node: str, annotations: dict[str, str] | None = None,
+              first: bool = False) -> Future[Obj]:
+        """POST pods/binding (the server merges the Binding's annotations into the pod's); the
+        future of the server's Status answer."""
+        meta: dict[str, Any] = {"name": name, "namespace": namespace}
+        if annotations:
+            meta["annotations"] = annotations
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": meta,
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
         return self.client.request_async("POST", f"/api/v1/namespaces/{namespace}/pods/{name}/binding", body,
                                          then=lambda answer: answer or {}, first=first)

@@ -20,6 +20,8 @@ class Decisions:
     """What one scheduling session decided.
 
     binds: "ns/pod" -> node, pods bound by this session.
+    bind_annotations: "ns/pod" -> annotations its binding carries (the vGPU cards the
+        deviceshare plugin chose: volcano.sh/vgpu-ids-new, ...), for pods that have some.
     evictions: "ns/pod" in eviction order.
     pipelined: "ns/pod" -> node, pods waiting for resources being released.
     podgroups: "ns/name" -> PodGroup status as the session writes it
@@ -40,6 +42,7 @@ class Decisions:
     """
 
     binds: dict[str, str] = field(default_factory=dict)
+    bind_annotations: dict[str, dict[str, str]] = field(default_factory=dict)
     evictions: list[str] = field(default_factory=list)
     pipelined: dict[str, str] = field(default_factory=dict)
     podgroups: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -246,7 +246,7 @@ class SchedulerLoop:
         too); collect() handles each answer."""
         for key, node in d.binds.items():
             namespace, name = key.split("/", 1)
-            self.store.bind_async(namespace, name, node).add_done_callback(
+            self.store.bind_async(namespace, name, node, d.bind_annotations.get(key)).add_done_callback(
                 lambda answer, key=key, node=node: self._answer(key, node, answer))
 
     def _answer(self, key: str, node: str, answer: Future) -> None:

@@ -14,9 +14,13 @@ import csv
 import os
 
 from volcanic.errors import InvalidObject
-from volcanic.sim.trace import GPU_SHARE, Arrival, Obj, Trace
+from volcanic.sim.trace import VGPU_CORES, VGPU_MEMORY, VGPU_NUMBER, Arrival, Obj, Trace
 
 MODEL_LABEL = "gpu-model"
+# Each GPU is a vGPU card (deviceshare): shared by pods while their cores fit its 100.
+# The trace has no GPU memory, so every card has the same nominal memory and a pod asks for
+# the share of it that it asks of the cores; SHARERS bounds no pod of the trace.
+CARD_MEMORY_MIB, SHARERS = 16000, 100
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
 
@@ -72,13 +76,18 @@ def _node(row: dict, where: str) -> Obj:
     gpus = _int(row, "gpu", where)
     allocatable = {"cpu": f"{_int(row, 'cpu_milli', where)}m", "memory": f"{_int(row, 'memory_mib', where)}Mi",
                    "pods": "110"}
-    if gpus:
-        allocatable[GPU_SHARE] = str(1000 * gpus)
-    labels = {MODEL_LABEL: row["model"]} if (row.get("model") or "").strip() else {}
+    model = (row.get("model") or "").strip()
+    labels = {MODEL_LABEL: model} if model else {}
     name = (row.get("sn") or "").strip()
     if not name:
         raise InvalidObject(f"{where}: sn: is required")
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+    annotations = {}
+    if gpus:
+        allocatable.update({VGPU_NUMBER: str(SHARERS * gpus), VGPU_CORES: str(100 * gpus),
+                            VGPU_MEMORY: str(CARD_MEMORY_MIB * gpus)})
+        annotations["volcano.sh/node-vgpu-register"] = "".join(
+            f"GPU-{name}-{i},{SHARERS},{CARD_MEMORY_MIB},NVIDIA-{model},true,hami-core:" for i in range(gpus))
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels, "annotations": annotations},
             "status": {"allocatable": allocatable, "capacity": dict(allocatable)}}
 
 
@@ -89,9 +98,10 @@ def _pod(row: dict, where: str, line: int, namespace: str) -> Arrival:
     timed = "creation_time" in row
     created = _int(row, "creation_time", where) if timed else line - 2
     requests = {"cpu": f"{_int(row, 'cpu_milli', where)}m", "memory": f"{_int(row, 'memory_mib', where)}Mi"}
-    milli = num_gpu * (gpu_milli or 1000) if num_gpu else 0
-    if milli:
-        requests[GPU_SHARE] = str(milli)
+    per_gpu = gpu_milli or 1000
+    if num_gpu:  # cores in whole percent, rounded up; memory the same share of a card
+        requests.update({VGPU_NUMBER: str(num_gpu), VGPU_CORES: str(-(-per_gpu // 10)),
+                         VGPU_MEMORY: str(CARD_MEMORY_MIB * per_gpu // 1000)})
     annotations = {}
     if timed:
         deleted = _int(row, "deletion_time", where)
@@ -110,4 +120,4 @@ def _pod(row: dict, where: str, line: int, namespace: str) -> Arrival:
         raise InvalidObject(f"{where}: name: is required")
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace,
                                                           "annotations": annotations}, "spec": spec}
-    return Arrival(float(created), (pod,), 1, milli / 1000)
+    return Arrival(float(created), (pod,), 1, num_gpu * per_gpu / 1000)

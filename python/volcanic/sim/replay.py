@@ -14,9 +14,12 @@ import time
 from typing import Any, Callable
 
 from volcanic.cluster import Cluster
+from volcanic.controllers.keys import GROUP_NAME, QUEUE_NAME as JOB_QUEUE_NAME
+from volcanic.controllers.podgroup import QUEUE_NAME as POD_QUEUE_NAME
 from volcanic.kube.informers import Handler
 from volcanic.kube.quantity import pod_requests
-from volcanic.sim.trace import Obj, Trace
+from volcanic.sim.fragmentation import Shape, pod_shape
+from volcanic.sim.trace import CARDS_OF_POD, Obj, Trace
 
 TERMINAL = ("Succeeded", "Failed")
 
@@ -30,6 +33,14 @@ class PodRecord:
     node: str | None = None
     phase: str = "Pending"
     requests: dict[str, float] = field(default_factory=dict)  # resource -> amount (cores, bytes, ...)
+    job: str = ""  # "ns/name" of its owner Job, or the pod's own key for a bare pod
+    queue: str = "default"
+    # Runs cut short, (start, end, node): an earlier pod of this name deleted while Running
+    # (evicted by preempt or reclaim, or restarted with its Job). A Job's replacement pod has
+    # the same name, so without these a reclaim's victims would look as if they never ran.
+    interrupted: list[tuple[float, float, str | None]] = field(default_factory=list)
+    gpu_cards: str = ""  # the vGPU cards it ran on (its volcano.sh/vgpu-ids-new annotation)
+    shape: Shape | None = None  # for the workload's fragmentation (fragmentation.py)
 
 
 @dataclass
@@ -59,7 +70,8 @@ def replay(trace: Trace, conf: Any = None, limit: float = 365 * 86400.0,
     run = Replay(trace.name, cluster if cluster is not None else Cluster(conf), trace.pods)
     cluster = run.cluster
     cluster.informers.add_handler("Pod", Handler(on_add=lambda pod: _pod_added(run, pod),
-                                                 on_update=lambda old, new: _pod_changed(run, new)))
+                                                 on_update=lambda old, new: _pod_changed(run, new),
+                                                 on_delete=lambda pod: _pod_deleted(run, pod)))
     for obj in trace.nodes + trace.setup:
         cluster.api.create(obj)
     cluster.run(0)  # new queues are opened
@@ -77,12 +89,26 @@ def replay(trace: Trace, conf: Any = None, limit: float = 365 * 86400.0,
 
 
 def _pod_added(run: Replay, pod: Obj) -> None:
-    """A pod arrives with the object that made it: itself, or its owner (a Job)."""
+    """A pod arrives with the object that made it, its job: itself, or its owner (a Job)."""
     meta = pod["metadata"]
     owners = [(ref.get("kind"), meta["namespace"], ref.get("name")) for ref in meta.get("ownerReferences") or ()]
     arrival = next((run.arrived[o] for o in owners if o in run.arrived),
                    run.arrived.get(("Pod", meta["namespace"], meta["name"]), run.cluster.now))
-    run.pods.setdefault(_key(pod), PodRecord(_key(pod), arrival, requests=_requests(pod)))
+    job = next((f"{ns}/{name}" for kind, ns, name in owners if kind == "Job"), _key(pod))
+    record = run.pods.setdefault(_key(pod), PodRecord(_key(pod), arrival, requests=_requests(pod), job=job,
+                                                      queue=_queue(run, pod), shape=pod_shape(pod)))
+    if record.phase == "Running":  # a replacement for a pod deleted while Running: its own start is to come
+        record.phase = "Pending"
+
+
+def _queue(run: Replay, pod: Obj) -> str:
+    """Its PodGroup's queue when the group exists (a Job's does before its pods), else what
+    the controllers will read: the job controller's or the pod's queue annotation."""
+    meta = pod["metadata"]
+    annotations = meta.get("annotations") or {}
+    group = run.cluster.informers.get("PodGroup", annotations.get(GROUP_NAME, ""), meta["namespace"])
+    return ((group or {}).get("spec", {}).get("queue") or annotations.get(JOB_QUEUE_NAME)
+            or annotations.get(POD_QUEUE_NAME) or "default")
 
 
 def _requests(pod: Obj) -> dict[str, float]:
@@ -91,6 +117,14 @@ def _requests(pod: Obj) -> dict[str, float]:
 
 def _key(pod: Obj) -> str:
     return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+
+
+def _pod_deleted(run: Replay, pod: Obj) -> None:
+    """A pod deleted while Running was cut short: its run is kept in `interrupted`; a
+    replacement of the same name (a Job's) overwrites start and node when it runs."""
+    record = run.pods.get(_key(pod))
+    if record is not None and record.start is not None and (pod.get("status") or {}).get("phase") == "Running":
+        record.interrupted.append((record.start, run.cluster.now, record.node))
 
 
 def _pod_changed(run: Replay, pod: Obj) -> None:
@@ -102,6 +136,7 @@ def _pod_changed(run: Replay, pod: Obj) -> None:
     record.phase = phase
     if phase == "Running":
         record.start, record.node = now, pod["spec"].get("nodeName")
+        record.gpu_cards = (pod["metadata"].get("annotations") or {}).get(CARDS_OF_POD, "")
     elif phase in TERMINAL:
         record.end = now
         run.ended += 1

@@ -33,6 +33,13 @@ class Trace:
         return sum(a.pods for a in self.arrivals)
 
 
-# GPUs as an extended resource of 1000 per GPU, so a pod may ask for a share of one. The node
-# accounts only for its sum: per-GPU accounting is the deviceshare plugin's (issue 13).
-GPU_SHARE = "volcanic/gpu-milli"
+# GPUs are Volcano's vGPU resources, accounted per card by the deviceshare plugin
+# (docs/simulation.md): a pod asks for VGPU_NUMBER cards with VGPU_CORES percent of each.
+VGPU_NUMBER, VGPU_CORES, VGPU_MEMORY = "volcano.sh/vgpu-number", "volcano.sh/vgpu-cores", "volcano.sh/vgpu-memory"
+CARDS_OF_POD = "volcano.sh/vgpu-ids-new"  # the cards a pod got: "UUID,type,memory,cores:" per card
+
+
+def gpus_of(requests: dict[str, float]) -> float:
+    """The GPUs a pod's vGPU requests take, in whole cards: number x cores / 100 (a pod
+    asking for no cores takes none, as HAMi counts it)."""
+    return requests.get(VGPU_NUMBER, 0.0) * requests.get(VGPU_CORES, 0.0) / 100

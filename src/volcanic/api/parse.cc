@@ -7,6 +7,7 @@
 #include "volcanic/api/json_fields.h"
 #include "volcanic/api/pod_requests.h"
 #include "volcanic/api/status_macros.h"
+#include "volcanic/api/vgpu.h"
 
 namespace volcanic {
 namespace {
@@ -311,6 +312,7 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   if (!spec) spec = &kEmpty;
   auto placement = std::make_shared<Placement>();
   RETURN_IF_ERROR(ParseRequests(*spec, f, t));
+  ASSIGN_OR_RETURN(t.gpu_requests, ParseGpuRequests(*spec, f));
   RETURN_IF_ERROR(ParseHostPorts(*spec, f, *placement));
   ASSIGN_OR_RETURN(placement->node_selector, f.StringMap(*spec, "nodeSelector", "spec"));
   RETURN_IF_ERROR(ParseNodeAffinity(*spec, f, *placement));
@@ -364,9 +366,12 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   }
   t.labels = std::move(m.labels);
   t.annotations = std::move(m.annotations);
+  if (auto ids = t.annotations.find(kVgpuIdsAnnotation); ids != t.annotations.end())
+    t.gpu_grants = ParseGpuGrants(ids->second);
   // Requests by resource id, then the placement constraints.
   for (int i = 0; i < t.resreq.Size(); ++i) absl::StrAppend(&t.class_key, t.resreq.Get(i), ",");
   absl::StrAppend(&t.class_key, "|", t.nonzero_cpu, "|", t.nonzero_mem, "|", placement->Key());
+  if (!t.gpu_requests.empty()) absl::StrAppend(&t.class_key, "|", GpuClassKey(t.gpu_requests, t.annotations));
   t.placement = std::move(placement);
   t.resource_names = f.TakeResourceNames();
   return t;
@@ -409,6 +414,7 @@ absl::StatusOr<NodeInfo> ParseNode(const json& obj) {
     }
   }
   n.max_pods = alloc.Get(kPods) / 1000;
+  n.gpus = ParseNodeGpus(n.annotations, alloc);
   n.SetAllocatable(std::move(alloc));
   n.resource_names = f.TakeResourceNames();
   return n;

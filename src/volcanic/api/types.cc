@@ -33,6 +33,7 @@ void NodeInfo::Account(const TaskInfo& t, int sign) {
   pod_count += sign;
   nonzero_cpu += sign * t.nonzero_cpu;
   nonzero_mem += sign * t.nonzero_mem;
+  if (!t.gpu_grants.empty() && !gpus.cards.empty()) AccountGpuGrants(gpus, t.gpu_grants, sign);
   Changed();
 }
 
@@ -74,6 +75,13 @@ bool NodeInfo::FitsFutureIdle(const Resource& req, ResourceId* short_of) const {
 void NodeInfo::SetAllocatable(Resource alloc) {
   idle = alloc - used;
   allocatable = std::move(alloc);
+  Changed();
+}
+
+void NodeInfo::SetGpus(NodeGpus registered) {
+  gpus = std::move(registered);
+  for (const auto& [_, t] : tasks)
+    if (!t->gpu_grants.empty()) AccountGpuGrants(gpus, t->gpu_grants, +1);
   Changed();
 }
 
@@ -134,6 +142,7 @@ void PlaceTask(TaskInfo* t, NodeInfo* node, TaskStatus s) {
     if (node) node->Account(*t, +1);
   } else {
     if (t->node) t->node->RemoveTask(t);
+    if (!node) t->gpu_grants.clear();  // cards a session chose go with the placement
     t->status = s;
     t->node = node;
     t->node_name = node ? node->name : std::string();

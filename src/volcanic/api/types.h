@@ -17,6 +17,7 @@
 #include "nlohmann/json.hpp"
 #include "volcanic/api/placement.h"
 #include "volcanic/api/resource.h"
+#include "volcanic/api/vgpu.h"
 
 namespace volcanic {
 
@@ -91,6 +92,10 @@ struct TaskInfo {
   Assumed assumed = Assumed::kNone;
   bool terminating = false;  // deletionTimestamp set
   bool gated = false;        // spec.schedulingGates not empty: not scheduled yet
+  // vGPU (vgpu.h): what the containers ask, and the cards they hold, from the
+  // pod's annotation or chosen by the session that placed it.
+  std::vector<GpuRequest> gpu_requests;
+  GpuGrants gpu_grants;
 };
 
 struct NodeInfo {
@@ -114,6 +119,7 @@ struct NodeInfo {
   // (Cache::IndexReadyNodes), kept by Account and Changed.
   ReadyTotals* ready_totals = nullptr;
   int index = -1;        // position among the Ready nodes (Cache::ReadyNodes), -1 if not Ready
+  NodeGpus gpus;         // registered vGPU cards and their use by the node's tasks
 
   // Volcano's NodeInfo.Ready(): the node exists and its Ready condition is
   // not False. A node using more than it has (pods of other schedulers) stays
@@ -128,6 +134,7 @@ struct NodeInfo {
   void RemoveTask(TaskInfo* t);  // undoes AddTask
   void Account(const TaskInfo& t, int sign);  // accounting only, no membership
   void SetAllocatable(Resource alloc);
+  void SetGpus(NodeGpus registered);  // new cards, used by the tasks' grants
   void Changed();  // a new version, logged
 };
 
@@ -211,7 +218,8 @@ struct PriorityClassInfo {
 
 // Changes the task's status, keeping its job's and node's accounting right.
 void SetTaskStatus(TaskInfo* t, TaskStatus s);
-// Moves the task onto `node` (nullptr: off any node) with status `s`.
+// Moves the task onto `node` (nullptr: off any node, dropping its vGPU grants)
+// with status `s`.
 void PlaceTask(TaskInfo* t, NodeInfo* node, TaskStatus s);
 
 }  // namespace volcanic

@@ -75,6 +75,7 @@ py::dict ToPython(const Decisions& d) {
   }
   py::dict out;
   out["binds"] = binds;
+  out["bind_annotations"] = d.bind_annotations;
   out["evictions"] = evictions;
   out["pipelined"] = pipelined;
   out["podgroups"] = podgroups;

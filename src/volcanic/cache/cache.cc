@@ -112,6 +112,7 @@ absl::StatusOr<Cache::Change> Cache::UpsertPod(const json& obj) {
       parsed.status = TaskStatus::kBinding;
       parsed.node_name = old->node_name;
       parsed.assumed = Assumed::kBind;
+      if (parsed.gpu_grants.empty()) parsed.gpu_grants = old->gpu_grants;
     } else if (old->assumed == Assumed::kEvict && !parsed.terminating && !Terminal(parsed.status)) {
       parsed.status = TaskStatus::kReleasing;
       parsed.assumed = Assumed::kEvict;
@@ -244,6 +245,7 @@ absl::StatusOr<Cache::Change> Cache::UpsertNode(const json& obj) {
   node->ready_condition = parsed.ready_condition;
   node->max_pods = parsed.max_pods;
   node->SetAllocatable(std::move(parsed.allocatable));
+  node->SetGpus(std::move(parsed.gpus));
   node->resource_names = std::move(parsed.resource_names);
   return Change::kChanged;
 }
@@ -317,6 +319,8 @@ absl::Status Cache::Forget(const std::string& key) {
   t->status = t->observed_status;
   t->node_name = t->observed_node;
   t->assumed = Assumed::kNone;
+  auto ids = t->annotations.find(kVgpuIdsAnnotation);  // the cards the object says, not the session's
+  t->gpu_grants = ids == t->annotations.end() ? GpuGrants() : ParseGpuGrants(ids->second);
   AttachTask(t);
   return absl::OkStatus();
 }

@@ -27,6 +27,7 @@ struct HookTime {
 
 struct Decisions {
   std::vector<std::pair<std::string, std::string>> binds;      // pod key -> node, in bind order
+  std::map<std::string, Labels> bind_annotations;              // pod key -> annotations its binding carries
   std::vector<std::string> evictions;                          // pod keys, in eviction order
   std::vector<std::pair<std::string, std::string>> pipelined;  // pod key -> node
   std::map<std::string, PodGroupStatusOut> podgroups;          // job key -> status

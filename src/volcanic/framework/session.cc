@@ -292,7 +292,21 @@ std::vector<TaskInfo*> Session::Reclaimable(const TaskInfo& p, const std::vector
 }
 
 // State changes.
+// Volcano's predicates AllocateFunc: the device ledger takes the task's cards.
+void Session::GrantGpus(TaskInfo* t, const NodeInfo& n) const {
+  if (!gpu_policy_ || t->gpu_requests.empty() || n.gpus.cards.empty() || !t->gpu_grants.empty()) return;
+  if (gpu_chooser_) {
+    if (auto chosen = gpu_chooser_(*t, n)) {
+      t->gpu_grants = std::move(*chosen);
+      return;
+    }
+  }
+  auto fit = FitGpus(t->gpu_requests, t->annotations, n.gpus, *gpu_policy_);
+  if (fit.ok()) t->gpu_grants = std::move(fit->grants);
+}
+
 void Session::AllocateTask(TaskInfo* t, NodeInfo* n) {
+  GrantGpus(t, *n);
   PlaceTask(t, n, TaskStatus::kAllocated);
   touched_.push_back(t);
   for (auto& [on_allocate, _] : event_handlers_)
@@ -300,6 +314,7 @@ void Session::AllocateTask(TaskInfo* t, NodeInfo* n) {
 }
 
 void Session::PipelineTask(TaskInfo* t, NodeInfo* n) {
+  GrantGpus(t, *n);
   PlaceTask(t, n, TaskStatus::kPipelined);
   touched_.push_back(t);
   for (auto& [on_allocate, _] : event_handlers_)
@@ -328,6 +343,8 @@ void Session::RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n) {
 void Session::Bind(TaskInfo* t) {
   cache_.AssumeBind(t);
   binds_.emplace_back(t->key, t->node_name);
+  if (!t->gpu_grants.empty())
+    bind_annotations_[t->key] = GpuBindAnnotations(t->gpu_grants, t->node_name, opts_.now_ms / 1000);
 }
 
 void Session::RecordEviction(TaskInfo* t) {

@@ -128,6 +128,14 @@ class Session {
   void EvictTask(TaskInfo* t);                   // -> Releasing
   void RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n);  // undo of the above
   void Bind(TaskInfo* t);                        // commit of an allocation
+  // vGPU cards are chosen for tasks placed from now on by `policy` (the
+  // deviceshare plugin turns this on; without it cards are not accounted).
+  void EnableGpuSharing(GpuPolicy policy) { gpu_policy_ = policy; }
+  std::optional<GpuPolicy> gpu_policy() const { return gpu_policy_; }
+  // A plugin's own choice of cards (fgd), asked first: nullopt leaves the
+  // choice to the policy. Its grants must fit (FitGpus) on the node.
+  using GpuChooser = std::function<std::optional<GpuGrants>(const TaskInfo&, const NodeInfo&)>;
+  void ChooseGpusBy(GpuChooser chooser) { gpu_chooser_ = std::move(chooser); }
   void RecordEviction(TaskInfo* t);              // commit of an eviction
   // Volcano's Session.Allocate (backfill): allocate and bind once the job is ready.
   void AllocateAndDispatch(TaskInfo* t, NodeInfo* n);
@@ -158,6 +166,7 @@ class Session {
   int DiscardedPendingNum(const JobInfo& job) const;
 
  private:
+  void GrantGpus(TaskInfo* t, const NodeInfo& n) const;
   template <typename F>
   Tiered<F> Collect(F PluginSlot::*field, const char* flag) const;
   void CollectCallbacks();
@@ -221,6 +230,9 @@ class Session {
   std::vector<std::pair<const JobInfo*, std::string>> gang_unschedulable_;  // job -> message
   absl::btree_map<std::string, std::string> skipped_;  // task key -> reason
   std::vector<std::pair<std::string, std::string>> binds_;
+  std::map<std::string, Labels> bind_annotations_;
+  std::optional<GpuPolicy> gpu_policy_;
+  GpuChooser gpu_chooser_;
   std::vector<std::string> evictions_;
   std::map<std::string, Resource> deserved_;
 };

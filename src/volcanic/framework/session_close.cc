@@ -72,6 +72,7 @@ void Session::Close(Decisions* out) {
     if (job->IsPending() || job->Count(Mask(TaskStatus::kPending)) > 0) out->pending = true;
   WriteQueueStatus(out);
   out->binds = binds_;
+  out->bind_annotations = bind_annotations_;
   out->evictions = evictions_;
   RevertUncommitted();
   WriteUnschedulable(out);

@@ -18,6 +18,9 @@ absl::Status RegisterBuiltinPlugins(Registry& r) {
   RETURN_IF_ERROR(r.AddPlugin("overcommit", NewOvercommitPlugin));
   RETURN_IF_ERROR(r.AddPlugin("capacity", NewCapacityPlugin));
   RETURN_IF_ERROR(r.AddPlugin("sla", NewSlaPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("deviceshare", NewDeviceSharePlugin));
+  RETURN_IF_ERROR(r.AddPlugin("fgd", NewFgdPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("random", NewRandomPlugin));
   return absl::OkStatus();
 }
 

@@ -21,5 +21,8 @@ PluginOr NewBinpackPlugin(const Arguments& args);
 PluginOr NewOvercommitPlugin(const Arguments& args);
 PluginOr NewCapacityPlugin(const Arguments& args);
 PluginOr NewSlaPlugin(const Arguments& args);
+PluginOr NewDeviceSharePlugin(const Arguments& args);
+PluginOr NewFgdPlugin(const Arguments& args);
+PluginOr NewRandomPlugin(const Arguments& args);
 
 }  // namespace volcanic

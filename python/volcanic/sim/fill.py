@@ -1,0 +1,157 @@
+"""`fill` mode: the FGD paper's experiment (Weng et al., USENIX ATC'23, as the authors'
+simulator runs it). The trace's pods arrive one at a time, in trace order (shuffled with a
+seed when one is given), on the trace's GPU nodes only, and never leave; a pod the scheduler
+cannot place is dropped. Pods are taken again from the start, renamed, until the GPUs they
+asked for reach `until` times the cluster's GPU capacity. After each pod the curve records
+the arrived workload, the allocated GPU and the fragmented GPU (fragmentation.py), each as a
+share of the GPU capacity.
+
+The pods go through the same engine and configuration a cluster runs (volcanic.Scheduler),
+`batch` pods a session (placed exactly as one session per pod would place them: _place);
+with no pod ever leaving or running, a Cluster's controllers and kubelets would add nothing
+but time. A bound pod is upserted as the API server would return it (node, the binding's
+annotations, Running), so later sessions count the cards it holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import itertools
+import random
+import time
+from typing import Any, Callable, Iterator
+
+from volcanic.scheduler import Scheduler
+from volcanic.sim.fragmentation import Ledger, pod_shape, typical_shapes
+from volcanic.sim.trace import CARDS_OF_POD, Obj, Trace, gpus_of
+from volcanic.kube.clock import rfc3339
+from volcanic.kube.quantity import pod_requests
+from volcanic.sim.frames import write_table
+
+START = 1_704_067_200.0  # the embedded clock's start, 2024-01-01: one pod a second from there
+CURVE_COLUMNS = ("pods", "arrived", "allocated", "fragmented")
+
+
+@dataclass
+class Fill:
+    trace: str
+    curve: list[dict[str, float]] = field(default_factory=list)  # CURVE_COLUMNS, one row per pod
+    pods_total: int = 0
+    pods_scheduled: int = 0
+    sessions: int = 0
+    wall_s: float = 0.0
+
+    def at(self, arrived: float) -> dict[str, float]:
+        """The first point where the arrived workload reached `arrived` (else the last)."""
+        return next((p for p in self.curve if p["arrived"] >= arrived), self.curve[-1] if self.curve else {})
+
+    def frame(self) -> Any:
+        """The curve as a pandas DataFrame."""
+        from volcanic.cluster.report import require_pandas
+        return require_pandas().DataFrame(self.curve, columns=list(CURVE_COLUMNS))
+
+
+def fill(trace: Trace, conf: Any = None, seed: int | None = None, until: float = 1.3,
+         progress: Callable[[int], None] | None = None, batch: int = 256) -> Fill:
+    """Runs the experiment; `batch` pods arrive between two sessions (see the module's doc)."""
+    started = time.perf_counter()
+    pods = [o for a in trace.arrivals for o in a.objects if o.get("kind") == "Pod"]
+    if not pods:
+        raise ValueError(f"fill mode: trace {trace.name} has no pods (fill takes a trace of pods, as openb's)")
+    if seed is not None:
+        random.Random(seed).shuffle(pods)
+    nodes = [n for n in trace.nodes if (n["metadata"].get("annotations") or {}).get("volcano.sh/node-vgpu-register")]
+    ledger = Ledger(nodes, typical_shapes(map(pod_shape, pods)))
+    scheduler = Scheduler(conf)
+    for n in nodes:
+        scheduler.upsert(n)
+    run = Fill(trace.name)
+    arrived = 0.0
+    for chunk in _batches(_arrivals(pods, until * ledger.capacity / 100), batch):
+        for pod, node in _place(scheduler, chunk, START + run.pods_total):
+            arrived += gpus_of(_requests(pod))
+            run.pods_total += 1
+            if node:
+                ledger.place(node, pod_shape(pod).cpu, pod["metadata"]["annotations"].get(CARDS_OF_POD, ""))
+                run.pods_scheduled += 1
+            allocated, fragmented = ledger.shares()
+            run.curve.append({"pods": run.pods_total, "arrived": round(arrived * 100 / ledger.capacity, 6),
+                              "allocated": round(allocated, 6), "fragmented": round(fragmented, 6)})
+        run.sessions += 1
+        if progress:
+            progress(len(chunk))
+    run.wall_s = time.perf_counter() - started
+    return run
+
+
+def _arrivals(pods: list[Obj], limit: float) -> Iterator[Obj]:
+    """The pods in order, again and again (renamed), until they asked for `limit` GPUs."""
+    asked = 0.0
+    for round_ in itertools.count():
+        gpus = [gpus_of(_requests(p)) for p in pods]
+        if not any(gpus):
+            return
+        for pod, g in zip(pods, gpus):
+            if asked >= limit:
+                return
+            asked += g
+            yield _renamed(pod, round_)
+
+
+def _batches(pods: Iterator[Obj], size: int) -> Iterator[list[Obj]]:
+    while chunk := list(itertools.islice(pods, size)):
+        yield chunk
+
+
+def _place(scheduler: Scheduler, pods: list[Obj], first: float) -> list[tuple[Obj, str | None]]:
+    """One session for the pods, the i-th created at `first` + i seconds: Volcano's allocate
+    takes jobs of one queue and priority by creation time, and nothing leaves, so a session
+    places them exactly as one session per pod would. Each pod with its node (the pod updated
+    as bound), or None when it did not fit (then it is dropped)."""
+    for i, pod in enumerate(pods):
+        pod["metadata"]["creationTimestamp"] = rfc3339(first + i)
+        scheduler.upsert(pod)
+    d = scheduler.run_once(first + len(pods), changed_only=True)
+    placed = []
+    for pod in pods:
+        meta = pod["metadata"]
+        key = f"{meta['namespace']}/{meta['name']}"
+        node = d.binds.get(key)
+        if node is None:
+            scheduler.delete("Pod", meta["name"], meta["namespace"])
+        else:
+            meta["annotations"] = {**(meta.get("annotations") or {}), **d.bind_annotations.get(key, {})}
+            pod["spec"] = dict(pod["spec"], nodeName=node)
+            pod["status"] = {"phase": "Running"}
+            scheduler.upsert(pod)
+        placed.append((pod, node))
+    return placed
+
+
+def _renamed(pod: Obj, round_: int) -> Obj:
+    """A copy to place (the trace's stay untouched); from the second round on, renamed."""
+    meta = dict(pod["metadata"])
+    if round_:
+        meta["name"] = f"{meta['name']}-r{round_}"
+    return dict(pod, metadata=meta)
+
+
+def _requests(pod: Obj) -> dict[str, float]:
+    return {name: float(q[0]) for name, q in pod_requests(pod["spec"]).items()}
+
+
+def fill_summary(run: Fill, policy: str) -> dict[str, Any]:
+    """The JSON line of `volcanic simulate --mode fill`: counts, and the GPU shares when the
+    arrived workload first reached the cluster's GPU capacity and at the end."""
+    full, last = run.at(1.0), run.at(float("inf"))
+    return {"policy": policy, "trace": run.trace, "mode": "fill", "pods_total": run.pods_total,
+            "pods_scheduled": run.pods_scheduled, "pods_unschedulable": run.pods_total - run.pods_scheduled,
+            "simulated_s": float(run.pods_total), "wall_s": round(run.wall_s, 3), "sessions": run.sessions,
+            "gpu_allocated_share": last.get("allocated", 0.0), "gpu_fragmentation": last.get("fragmented", 0.0),
+            "gpu_unallocated_at_full": round(1 - full.get("allocated", 0.0), 6),
+            "gpu_fragmentation_at_full": full.get("fragmented", 0.0)}
+
+
+def write_fill(run: Fill, summary: dict[str, Any], directory: str) -> None:
+    """DIR/curve.csv (CURVE_COLUMNS, a row per pod) and DIR/summary.json."""
+    write_table(directory, "curve.csv", run.curve, list(CURVE_COLUMNS), summary)

@@ -1,0 +1,158 @@
+"""Plots of a replay for notebooks: jobs as a Gantt chart, the cluster's allocated share over
+time, and each queue's part of it. Each takes a Replay (or the frame it would build from one,
+to plot a selection) and an optional matplotlib Axes, draws on it, and returns it. matplotlib
+is imported only here, when a plot is asked for (`pip install 'volcanic[notebook]'`)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from volcanic.sim.frames import jobs_frame, timeline_frame
+from volcanic.sim.replay import Replay
+
+WAIT_ALPHA = 0.3  # a job's wait is its bar's colour, lighter
+
+
+def gantt(source: Any, ax: Any = None, limit: int | None = 50) -> Any:
+    """A bar per job, the first `limit` by arrival (None: all), top down: lighter from its
+    arrival to its start (waiting), solid from its start to its end, coloured by queue. A
+    job still waiting or running at the end is drawn up to the run's end. From a Replay,
+    its evictions (pods' runs cut short) are black crosses on its bar, at their times."""
+    every = _frame(source, jobs_frame).sort_values(["arrival"], kind="stable")
+    jobs = every if limit is None else every.head(limit)
+    ax = _axes(ax)
+    colours = queue_colours(every["queue"])  # every queue's, as queue_shares colours them
+    until = _end_of(source, every)
+    for y, (_, job) in enumerate(jobs.iterrows()):
+        _job_bars(ax, y, job, colours[job["queue"]], until)
+    if isinstance(source, Replay):
+        _mark_evictions(ax, source, list(jobs.index))
+    ax.set_yticks(range(len(jobs)), labels=list(jobs.index))
+    ax.invert_yaxis()  # the first arrival on top, as a timeline reads
+    ax.set_xlabel("simulated seconds")
+    _queue_legend(ax, colours)
+    return ax
+
+
+def _job_bars(ax: Any, y: int, job: Any, colour: Any, until: float) -> None:
+    """The job's wait (none when it started on arrival) and its run, either to `until`."""
+    started = _known(job["start"])
+    waited_until = job["start"] if started else until
+    if waited_until > job["arrival"]:
+        ax.barh(y, waited_until - job["arrival"], left=job["arrival"], color=colour, alpha=WAIT_ALPHA)
+    if started:
+        ended = job["end"] if _known(job["end"]) else until
+        ax.barh(y, ended - job["start"], left=job["start"], color=colour)
+
+
+def _mark_evictions(ax: Any, run: Replay, jobs: list[str]) -> None:
+    """One cross per evicted run, on its job's row (a job's bar alone hides that its pods
+    ran twice). Nothing is drawn when no shown job lost a run."""
+    row = {job: y for y, job in enumerate(jobs)}
+    cut = [(end, row[r.job]) for r in run.pods.values() if r.job in row for _, end, _ in r.interrupted]
+    if cut:
+        ax.plot([t for t, _ in cut], [y for _, y in cut], "x", color="black", label="eviction")
+
+
+def utilization(source: Any, ax: Any = None) -> Any:
+    """A line per resource the nodes have: the share of the cluster's allocatable held by
+    Running pods' requests, all queues together, as steps over time."""
+    timeline = _frame(source, timeline_frame)
+    timeline = timeline[timeline["share"].notna()]
+    ax = _axes(ax)
+    totals = timeline.groupby(["resource", "time"])["share"].sum()
+    for resource in sorted(set(timeline["resource"])):
+        shares = totals.loc[resource]
+        ax.step(shares.index, shares.values, where="post", label=resource)
+    _share_axis(ax)
+    if len(timeline):
+        ax.legend(title="resource")
+    return ax
+
+
+def queue_shares(source: Any, resource: str = "cpu", ax: Any = None) -> Any:
+    """Each queue's share of the cluster's `resource`, stacked (one band per queue), as steps
+    over time: the top is the cluster's utilization, the bands how the queues split it."""
+    timeline = _frame(source, timeline_frame)
+    rows = timeline[(timeline["resource"] == resource) & timeline["share"].notna()]
+    if rows.empty and len(timeline):
+        known = ", ".join(sorted(set(timeline.loc[timeline["share"].notna(), "resource"])))
+        raise ValueError(f"no node has {resource!r}: the timeline has {known}")
+    shares = rows.pivot(index="time", columns="queue", values="share")
+    ax = _axes(ax)
+    colours = queue_colours(shares.columns)
+    if len(shares):
+        ax.stackplot(shares.index, *(shares[q].values for q in shares.columns), labels=list(shares.columns),
+                     colors=[colours[q] for q in shares.columns], step="post")
+        ax.legend(title="queue", loc="upper right")
+    _share_axis(ax, f"share of the cluster's {resource}")
+    return ax
+
+
+def fill_curves(runs: dict[str, Any], ax: Any = None) -> Any:
+    """The FGD paper's figure from fill runs (name -> volcanic.sim.fill.Fill): against the
+    workload that arrived (a share of the GPU capacity), each configuration's unallocated GPU
+    share (solid) and fragmented GPU share (dashed), in one colour per configuration."""
+    ax = _axes(ax)
+    colours = queue_colours(runs)
+    for name, run in runs.items():
+        colour = colours[name]
+        arrived = [p["arrived"] for p in run.curve]
+        ax.plot(arrived, [1 - p["allocated"] for p in run.curve], color=colour, label=f"{name} unallocated")
+        ax.plot(arrived, [p["fragmented"] for p in run.curve], color=colour, linestyle="--",
+                label=f"{name} fragmented")
+    ax.set_xlabel("arrived workload (share of GPU capacity)")
+    ax.set_ylabel("share of GPU capacity")
+    ax.set_ylim(0, 1.05)
+    ax.legend()
+    return ax
+
+
+def queue_colours(queues: Any) -> dict[str, Any]:
+    """A colour per queue, by name in sorted order, so each plot colours a queue the same."""
+    palette = require_matplotlib().colormaps["tab10"].colors
+    return {q: palette[i % len(palette)] for i, q in enumerate(sorted(set(queues)))}
+
+
+def require_matplotlib() -> Any:
+    """matplotlib, or an ImportError saying how to get it (the core does not need it)."""
+    try:
+        import matplotlib
+        import matplotlib.pyplot  # noqa: F401  (pyplot makes a figure when no Axes is given)
+    except ImportError:
+        raise ImportError("plots need matplotlib: pip install 'volcanic[notebook]'") from None
+    return matplotlib
+
+
+def _frame(source: Any, build: Callable[[Replay], Any]) -> Any:
+    return build(source) if isinstance(source, Replay) else source
+
+
+def _axes(ax: Any) -> Any:
+    if ax is not None:
+        return ax
+    return require_matplotlib().pyplot.subplots(figsize=(10, 4))[1]
+
+
+def _end_of(source: Any, jobs: Any) -> float:
+    """The run's end: the cluster's clock, or, for a frame alone, its latest time."""
+    if isinstance(source, Replay):
+        return source.cluster.now
+    times = [t for column in ("arrival", "start", "end") for t in jobs[column] if _known(t)]
+    return max(times, default=0.0)
+
+
+def _known(value: Any) -> bool:
+    return value is not None and value == value  # NaN is a DataFrame's None
+
+
+def _share_axis(ax: Any, label: str = "share of the cluster's allocatable") -> None:
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel(label)
+    ax.set_xlabel("simulated seconds")
+
+
+def _queue_legend(ax: Any, colours: dict[str, Any]) -> None:
+    """The queues' colours (a bar per job would list each job), and the eviction crosses."""
+    from matplotlib.patches import Patch
+    ax.legend(handles=[Patch(color=c, label=q) for q, c in colours.items()] + ax.get_lines(), title="queue")

@@ -1,0 +1,245 @@
+#include "volcanic/api/vgpu.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "volcanic/api/status_macros.h"
+
+namespace volcanic {
+namespace {
+
+constexpr char kModeAnnotation[] = "volcano.sh/vgpu-mode";
+constexpr char kUseTypeAnnotation[] = "nvidia.com/use-gputype";
+constexpr char kNoUseTypeAnnotation[] = "nvidia.com/nouse-gputype";
+constexpr char kUseUuidAnnotation[] = "volcano.sh/vgpu-use-gpuuuid";
+constexpr char kNoUseUuidAnnotation[] = "volcano.sh/vgpu-nouse-gpuuuid";
+constexpr char kNvidia[] = "NVIDIA";
+constexpr char kHamiCore[] = "hami-core";
+constexpr double kScoreMultiplier = 100;  // binpackMultiplier, spreadMultiplier
+
+// A quantity under resources.limits, else resources.requests (absent: nullopt).
+absl::StatusOr<std::optional<int64_t>> Quantity(const json& resources, const Fields& f, const std::string& path,
+                                                const char* name, bool limits_only) {
+  for (const char* list : {"limits", "requests"}) {
+    if (limits_only && std::string(list) == "requests") break;
+    ASSIGN_OR_RETURN(const json* l, f.Find(resources, list, path));
+    if (!l || !l->contains(name)) continue;
+    std::string field = absl::StrCat(path, ".", list, ".", name);
+    auto text = QuantityText((*l)[name]);
+    if (!text.ok()) return f.Error(field, std::string(text.status().message()));
+    auto v = ParseQuantity(*text);
+    if (!v.ok() || *v < 0 || *v > INT32_MAX) return f.Error(field, "must be a whole number of at most 2^31-1");
+    return *v;
+  }
+  return std::optional<int64_t>();
+}
+
+bool ContainsFold(absl::string_view haystack, absl::string_view needle) {
+  return absl::StrContains(absl::AsciiStrToUpper(haystack), absl::AsciiStrToUpper(needle));
+}
+
+// nvidia.com/use-gputype and nouse-gputype (checkGPUtype).
+bool TypeAllowed(const Labels& annotations, const std::string& type) {
+  auto listed = [&](const std::string& list) {
+    for (absl::string_view t : absl::StrSplit(list, ','))
+      if (ContainsFold(type, t)) return true;
+    return false;
+  };
+  if (auto use = annotations.find(kUseTypeAnnotation); use != annotations.end()) return listed(use->second);
+  if (auto nouse = annotations.find(kNoUseTypeAnnotation); nouse != annotations.end()) return !listed(nouse->second);
+  return true;
+}
+
+std::vector<std::string> UuidList(const Labels& annotations, const char* key) {
+  std::vector<std::string> out;
+  auto it = annotations.find(key);
+  if (it == annotations.end()) return out;
+  for (absl::string_view id : absl::StrSplit(it->second, ',')) {
+    id = absl::StripAsciiWhitespace(id);
+    if (!id.empty()) out.emplace_back(id);
+  }
+  return out;
+}
+
+struct UuidFilter {
+  std::vector<std::string> allow, deny;
+  bool Matches(const std::string& id) const {
+    auto has = [&](const std::vector<std::string>& l) { return std::find(l.begin(), l.end(), id) != l.end(); };
+    if (!allow.empty() && !has(allow)) return false;
+    return !has(deny);
+  }
+};
+
+// The order cards are tried in (sortedDeviceIndicesByPolicy).
+std::vector<int> CardOrder(const std::vector<GpuCard>& cards, GpuPolicy policy) {
+  std::vector<int> idx(cards.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  if (policy == GpuPolicy::kDefault) {
+    std::reverse(idx.begin(), idx.end());
+  } else if (policy == GpuPolicy::kBinpack) {
+    std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return cards[a].used_mem > cards[b].used_mem; });
+  } else {
+    std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return cards[a].used_num < cards[b].used_num; });
+  }
+  return idx;
+}
+
+double CardScore(const GpuCard& c, GpuPolicy policy) {
+  if (policy == GpuPolicy::kBinpack) return kScoreMultiplier * static_cast<double>(c.used_mem) / static_cast<double>(c.memory);
+  if (policy == GpuPolicy::kSpread) return c.used_num == 0 ? kScoreMultiplier : 0;
+  return 0;
+}
+
+// Whether a container asking `r` (memory `mem` on this card) may share card c.
+bool CardFits(const GpuCard& c, const GpuRequest& r, int64_t mem) {
+  if (c.number <= c.used_num) return false;
+  if (c.memory - c.used_mem < mem) return false;
+  if (c.used_cores + r.cores > 100) return false;
+  if (r.cores == 100 && c.used_num > 0) return false;  // 100 cores: the card alone
+  if (c.used_cores == 100 && r.cores == 0) return false;
+  return absl::StrContains(c.type, kNvidia);
+}
+
+void Add(GpuCard& c, int64_t mem, int32_t cores, int sign) {
+  c.used_num += sign;
+  c.used_mem += sign * mem;
+  c.used_cores += sign * cores;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<GpuRequest>> ParseGpuRequests(const json& spec, const Fields& f) {
+  std::vector<GpuRequest> out;
+  ASSIGN_OR_RETURN(const json* containers, f.Array(spec, "containers", "spec"));
+  for (size_t i = 0; i < containers->size(); ++i) {
+    std::string path = absl::StrCat("spec.containers[", i, "]");
+    ASSIGN_OR_RETURN(const json* res, f.Find((*containers)[i], "resources", path));
+    if (!res) continue;
+    path += ".resources";
+    ASSIGN_OR_RETURN(auto number, Quantity(*res, f, path, kVgpuNumber, true));
+    ASSIGN_OR_RETURN(auto mem_limit, Quantity(*res, f, path, kVgpuMemory, true));
+    if (!number && !mem_limit) continue;
+    GpuRequest r;
+    r.count = number ? static_cast<int32_t>(*number) : 1;
+    ASSIGN_OR_RETURN(auto memory, Quantity(*res, f, path, kVgpuMemory, false));
+    ASSIGN_OR_RETURN(auto cores, Quantity(*res, f, path, kVgpuCores, false));
+    r.memory = memory.value_or(0);
+    if (r.memory == 0) r.memory_percent = 100;
+    r.cores = static_cast<int32_t>(cores.value_or(0));
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::string GpuClassKey(const std::vector<GpuRequest>& requests, const Labels& pod_annotations) {
+  std::string key;
+  for (const GpuRequest& r : requests) absl::StrAppend(&key, r.count, ",", r.memory, ",", r.memory_percent, ",", r.cores, ";");
+  for (const char* name : {kModeAnnotation, kUseTypeAnnotation, kNoUseTypeAnnotation, kUseUuidAnnotation,
+                           kNoUseUuidAnnotation})
+    if (auto it = pod_annotations.find(name); it != pod_annotations.end()) absl::StrAppend(&key, name, "=", it->second, ";");
+  return key;
+}
+
+NodeGpus ParseNodeGpus(const Labels& annotations, const Resource& allocatable) {
+  NodeGpus out;
+  auto reg = annotations.find(kVgpuRegisterAnnotation);
+  if (reg == annotations.end() || !absl::StrContains(reg->second, ':')) return out;
+  for (const char* name : {kVgpuNumber, kVgpuCores, kVgpuMemory}) {
+    ResourceId id = ResourceNames::Find(name);
+    if (id < 0 || allocatable.Get(id) <= 0) return out;
+  }
+  out.mode = kHamiCore;
+  for (absl::string_view entry : absl::StrSplit(reg->second, ':')) {
+    if (!absl::StrContains(entry, ',')) continue;
+    std::vector<std::string> items = absl::StrSplit(entry, ',');
+    if (items.size() < 6) return {};  // Volcano drops the whole registration
+    GpuCard c;
+    c.uuid = items[0];
+    c.type = items[3];
+    if (!absl::SimpleAtoi(items[1], &c.number)) c.number = 0;
+    if (!absl::SimpleAtoi(items[2], &c.memory)) c.memory = 0;
+    if (items[5] == "mig") return {};  // MIG geometries are not modelled
+    out.cards.push_back(std::move(c));
+  }
+  return out;
+}
+
+GpuGrants ParseGpuGrants(absl::string_view annotation) {
+  GpuGrants out;
+  if (annotation.empty()) return out;
+  for (absl::string_view container : absl::StrSplit(annotation, ';')) {
+    std::vector<GpuGrant>& cards = out.emplace_back();
+    for (absl::string_view entry : absl::StrSplit(container, ':')) {
+      std::vector<absl::string_view> items = absl::StrSplit(entry, ',');
+      GpuGrant g;
+      if (items.size() < 4 || !absl::SimpleAtoi(items[2], &g.memory) || !absl::SimpleAtoi(items[3], &g.cores))
+        continue;
+      g.uuid = std::string(items[0]);
+      g.type = std::string(items[1]);
+      cards.push_back(std::move(g));
+    }
+  }
+  return out;
+}
+
+std::string EncodeGpuGrants(const GpuGrants& grants) {
+  return absl::StrJoin(grants, ";", [](std::string* out, const std::vector<GpuGrant>& cards) {
+    for (const GpuGrant& g : cards) absl::StrAppend(out, g.uuid, ",", g.type, ",", g.memory, ",", g.cores, ":");
+  });
+}
+
+Labels GpuBindAnnotations(const GpuGrants& grants, const std::string& node, int64_t now_s) {
+  std::string ids = EncodeGpuGrants(grants), now = absl::StrCat(now_s);
+  return {{kVgpuIdsAnnotation, ids},          {"volcano.sh/devices-to-allocate", ids},
+          {"volcano.sh/vgpu-node", node},      {"volcano.sh/vgpu-time", now},
+          {"volcano.sh/bind-time", now},       {"volcano.sh/bind-phase", "allocating"}};
+}
+
+void AccountGpuGrants(NodeGpus& gpus, const GpuGrants& grants, int sign) {
+  for (const auto& cards : grants)
+    for (const GpuGrant& g : cards)
+      for (GpuCard& c : gpus.cards)
+        if (absl::StrContains(g.uuid, c.uuid)) {
+          Add(c, g.memory, g.cores, sign);
+          break;
+        }
+}
+
+absl::StatusOr<GpuFit> FitGpus(const std::vector<GpuRequest>& requests, const Labels& pod_annotations,
+                               const NodeGpus& gpus, GpuPolicy policy) {
+  GpuFit fit;
+  if (requests.empty()) return fit;
+  if (auto mode = pod_annotations.find(kModeAnnotation); mode != pod_annotations.end() && mode->second != gpus.mode)
+    return absl::FailedPreconditionError(
+        absl::StrCat("pod required sharing mode ", mode->second, " is not the same as the node mode ", gpus.mode));
+  std::vector<GpuCard> cards = gpus.cards;  // tentative: later containers see earlier ones
+  UuidFilter filter{UuidList(pod_annotations, kUseUuidAnnotation), UuidList(pod_annotations, kNoUseUuidAnnotation)};
+  for (const GpuRequest& r : requests) {
+    if (r.count > static_cast<int32_t>(cards.size())) return absl::FailedPreconditionError("no enough gpu cards");
+    std::vector<GpuGrant>& granted = fit.grants.emplace_back();
+    int32_t wanted = r.count;
+    for (int i : CardOrder(cards, policy)) {
+      GpuCard& c = cards[i];
+      int64_t mem = r.memory_percent != 101 ? static_cast<int64_t>(static_cast<double>(c.memory) * r.memory_percent / 100.0)
+                                            : r.memory;
+      if (!filter.Matches(c.uuid) || !CardFits(c, r, mem) || !TypeAllowed(pod_annotations, c.type)) continue;
+      Add(c, mem, r.cores, +1);
+      if (wanted > 0) {
+        --wanted;
+        granted.push_back({c.uuid, kNvidia, mem, r.cores});
+        fit.score += CardScore(c, policy);
+      }
+      if (wanted == 0) break;
+    }
+    if (wanted > 0) return absl::FailedPreconditionError("not enough gpu fitted on this node");
+  }
+  return fit;
+}
+
+}  // namespace volcanic

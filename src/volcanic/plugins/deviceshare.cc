@@ -1,0 +1,79 @@
+// deviceshare (reference §4.6; Volcano's plugins/deviceshare and
+// api/devices/nvidia/vgpu): pods asking for shares of NVIDIA vGPU cards fit a
+// node only if each container gets enough distinct cards with room for its
+// memory and cores (api/vgpu.h); the cards chosen are accounted per node and
+// written on the binding. Only the vGPU device kind is implemented: the GPU
+// share, GPU number and Ascend kinds are refused as arguments.
+#include "absl/strings/str_cat.h"
+#include "volcanic/api/errors.h"
+#include "volcanic/framework/session.h"
+#include "volcanic/plugins/plugins.h"
+
+namespace volcanic {
+namespace {
+
+constexpr char kFitFailure[] = "hami-vgpuDeviceSharing error";  // Volcano's reason
+
+class DeviceSharePlugin : public Plugin {
+ public:
+  DeviceSharePlugin(GpuPolicy policy, double weight) : policy_(policy), weight_(weight) {}
+
+  void OnSessionOpen(PluginHandle& h) override {
+    h.session().EnableGpuSharing(policy_);
+    auto local = [](const TaskInfo&) { return true; };  // the class key holds the vGPU ask
+    h.AddPredicateFn([this](const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
+          if (t.gpu_requests.empty() || n.gpus.cards.empty()) return Verdict::kFit;
+          if (FitGpus(t.gpu_requests, t.annotations, n.gpus, policy_).ok()) return Verdict::kFit;
+          reasons->push_back(kFitFailure);
+          return Verdict::kUnschedulable;
+        },
+        local);
+    if (weight_ == 0) return;
+    h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) {
+          if (t.gpu_requests.empty() || n.gpus.cards.empty()) return 0.0;
+          auto fit = FitGpus(t.gpu_requests, t.annotations, n.gpus, policy_);
+          return fit.ok() ? fit->score * weight_ : 0.0;
+        },
+        local);
+  }
+
+ private:
+  GpuPolicy policy_;
+  double weight_;
+};
+
+// Plugins configured but doing nothing: deviceshare with every device kind off.
+class InertPlugin : public Plugin {
+ public:
+  void OnSessionOpen(PluginHandle&) override {}
+};
+
+}  // namespace
+
+PluginOr NewDeviceSharePlugin(const Arguments& args) {
+  const std::string p = "deviceshare.";
+  if (auto s = args.CheckKnown({p + "VGPUEnable", p + "SchedulePolicy", p + "ScheduleWeight", p + "GPUSharingEnable",
+                                p + "GPUNumberEnable", p + "NodeLockEnable", p + "AscendMindClusterVNPUEnable",
+                                p + "AscendHAMiVNPUEnable", p + "KnownGeometriesCMName",
+                                p + "KnownGeometriesCMNamespace"});
+      !s.ok())
+    return s;
+  for (const char* kind : {"GPUSharingEnable", "GPUNumberEnable", "AscendMindClusterVNPUEnable", "AscendHAMiVNPUEnable"}) {
+    auto on = args.Bool(p + kind, false);
+    if (!on.ok()) return on.status();
+    if (*on)
+      return ConfigError(absl::StrCat("plugin deviceshare: argument ", p, kind,
+                                      " is not supported by volcanic (only deviceshare.VGPUEnable is)"));
+  }
+  auto vgpu = args.Bool(p + "VGPUEnable", false);
+  auto policy = args.String(p + "SchedulePolicy", "");
+  auto weight = args.Int(p + "ScheduleWeight", 0);
+  if (!vgpu.ok()) return vgpu.status();
+  if (!policy.ok()) return policy.status();
+  if (!weight.ok()) return weight.status();
+  if (!*vgpu) return std::make_unique<InertPlugin>();
+  GpuPolicy gp = *policy == "binpack" ? GpuPolicy::kBinpack : *policy == "spread" ? GpuPolicy::kSpread : GpuPolicy::kDefault;
+  return std::make_unique<DeviceSharePlugin>(gp, static_cast<double>(*weight));
+}
+
+}  // namespace volcanic

@@ -1,0 +1,72 @@
+"""The example notebooks (examples/notebooks) run from top to bottom without error, in a fresh
+kernel that imports the same volcanic as these tests; one also shows what it claims."""
+
+from __future__ import annotations
+
+import functools
+import os
+import pathlib
+import re
+
+import pytest
+
+nbclient = pytest.importorskip("nbclient")
+nbformat = pytest.importorskip("nbformat")
+pytest.importorskip("ipykernel")
+pytest.importorskip("matplotlib")
+
+import volcanic  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+# A notebook added here must run without error; one that needs data this machine lacks (the
+# openb trace) should say so in its output and end cleanly, not fail.
+NOTEBOOKS = [
+    "queues_reclaim.ipynb",
+]
+
+
+@functools.cache
+def executed(name: str) -> nbformat.NotebookNode:
+    """The notebook after running every cell, in the repository's root (the working directory
+    of `make` and the CLI, from which ../shared/traces is found). A cell that raises fails
+    the run with the cell and its traceback."""
+    notebook = nbformat.read(ROOT / "examples" / "notebooks" / name, as_version=4)
+    client = nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3",
+                                     resources={"metadata": {"path": str(ROOT)}})
+    client.execute(env=kernel_environment())
+    return notebook
+
+
+def kernel_environment() -> dict[str, str]:
+    """This process's environment, with the folder holding the volcanic it imported first on
+    PYTHONPATH: an installed package, or a source overlay, is what the kernel imports too."""
+    package_parent = str(pathlib.Path(volcanic.__file__).resolve().parents[1])
+    path = os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p)
+    return dict(os.environ, PYTHONPATH=path)
+
+
+def text_outputs(notebook: nbformat.NotebookNode) -> str:
+    """What the cells printed and their plain-text results, in order."""
+    texts = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            texts.append(output.get("text") or output.get("data", {}).get("text/plain", ""))
+    return "\n".join(texts)
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs_without_error(name):
+    notebook = executed(name)
+    errors = [o for c in notebook.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert errors == []
+    assert all(c.get("execution_count") for c in notebook.cells if c.cell_type == "code")  # none skipped
+
+
+def test_queues_reclaim_notebook_shows_reclaim_cutting_the_wait():
+    """The notebook's what-if: the training gang starts within a session or two of arriving
+    with reclaim, and waits for research's trials (600 s of their 900) without."""
+    printed = text_outputs(executed("queues_reclaim.ipynb"))
+    found = re.search(r"train waited (\d+) s with reclaim, (\d+) s without", printed)
+    assert found, "the what-if cell printed no comparison"
+    with_reclaim, without = map(int, found.groups())
+    assert with_reclaim <= 5 and without >= 600
