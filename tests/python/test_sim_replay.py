@@ -14,7 +14,7 @@ import pytest
 from volcanic.cli.main import main
 from volcanic.errors import InvalidObject
 from volcanic.sim.jobs import read_jobs
-from volcanic.sim.metrics import summary
+from volcanic.sim.metrics import gpu_timeline, summary
 from volcanic.sim.openb import find_openb, read_openb
 from volcanic.sim.policies import policy_conf
 from volcanic.sim.replay import replay
@@ -103,6 +103,14 @@ def test_replay_runs_each_pod_for_its_lifetime_and_records_it(tmp_path):
     assert r["default/p0"].gpu_cards == "GPU-n0-1,NVIDIA,16000,100:"
     assert r["default/p1"].gpu_cards == "GPU-n0-0,NVIDIA,8000,50:"
     assert r["default/p3"].gpu_cards.startswith("GPU-n0-")
+    # The GPU timeline, from the cards the pods held (n0's two cards; n1 has none).
+    timeline = gpu_timeline(run)
+    assert [(row["time"], row["allocated"]) for row in timeline] == [
+        (0, 0), (1, 0.5), (11, 0.75), (41, 0.5), (71, 0.5), (101, 0.15), (131, 0)]  # 71: p2 (no GPU) ends
+    idle = timeline[0]["fragmented"]  # an idle cluster: the CPU-only shape (p2, 1/4) can use no GPU
+    assert idle == pytest.approx(0.25)
+    assert m["gpu_fragmentation"] == pytest.approx(sum(
+        a["fragmented"] * (b["time"] - a["time"]) for a, b in zip(timeline, timeline[1:])) / 131, abs=1e-6)
     assert m["utilization"]["cpu"] == pytest.approx((4 * 100 + 2 * 30 + 4 * 60 + 6 * 30) / (12 * 131), abs=1e-6)
 
 
@@ -164,6 +172,8 @@ def test_simulate_out_writes_a_row_per_pod_and_the_summary(tmp_path, capsys):
     assert rows["default/p3"]["arrival"] == "20.0" and rows["default/p3"]["wait"] == "81.0"
     assert rows["default/p3"]["node"] == "n0" and rows["default/p3"]["req_volcano.sh/vgpu-cores"] == "30.0"
     assert rows["default/p2"]["req_volcano.sh/vgpu-cores"] == "0.0"
+    gpu = (out / "volcano" / "gpu.csv").read_text().splitlines()
+    assert gpu[0] == "time,allocated,fragmented" and gpu[2].startswith("1.0,0.5,")
 
 
 def test_replay_and_cluster_as_dataframes(tmp_path):

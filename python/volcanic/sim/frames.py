@@ -9,7 +9,7 @@ import os
 from typing import Any
 
 from volcanic.cluster.report import require_pandas
-from volcanic.sim.metrics import _capacity as capacity  # the allocatable the metrics divide by
+from volcanic.sim.metrics import GPU_COLUMNS, capacity, gpu_timeline
 from volcanic.sim.replay import PodRecord, Replay
 
 POD_COLUMNS = ("pod", "arrival", "start", "end", "wait", "node", "phase")
@@ -121,9 +121,13 @@ def timeline_frame(run: Replay) -> Any:
 
 
 def write_run(run: Replay, summary: dict[str, Any], directory: str) -> None:
-    """DIR/pods.csv (pod_rows) and DIR/summary.json."""
+    """DIR/pods.csv (pod_rows), DIR/summary.json and, on a cluster with vGPU cards,
+    DIR/gpu.csv (metrics.gpu_timeline)."""
     rows = pod_rows(run)
     write_table(directory, "pods.csv", rows, list(rows[0]) if rows else list(POD_COLUMNS), summary)
+    gpu = gpu_timeline(run)
+    if gpu:
+        write_table(directory, "gpu.csv", gpu, list(GPU_COLUMNS), summary)
 
 
 def write_table(directory: str, name: str, rows: list[dict[str, Any]], columns: list[str],

@@ -20,17 +20,18 @@ def summary(run: Replay, policy: str) -> dict[str, Any]:
     pods = list(run.pods.values())
     now = run.cluster.now
     waits = sorted(p.start - p.arrival for p in pods if p.start is not None)
-    capacity = {name: v for name, v in _capacity(run).items() if not name.startswith(VGPU_PREFIX)}
-    capacity["gpu"] = _capacity(run).get(VGPU_CORES, 0.0) / 100
-    used = {name: 0.0 for name in capacity}
+    allocatable = capacity(run)
+    total_of = {name: v for name, v in allocatable.items() if not name.startswith(VGPU_PREFIX)}
+    total_of["gpu"] = allocatable.get(VGPU_CORES, 0.0) / 100  # cards
+    used = {name: 0.0 for name in total_of}
     for p in pods:
         if p.start is not None:
             held = (p.end if p.end is not None else now) - p.start
             for name, amount in {**p.requests, "gpu": gpus_of(p.requests)}.items():
                 if name in used:
                     used[name] += amount * held
-    utilization = {name: round(used[name] / (capacity[name] * now), 6) if capacity[name] and now else 0.0
-                   for name in sorted(capacity)}
+    utilization = {name: round(used[name] / (total_of[name] * now), 6) if total_of[name] and now else 0.0
+                   for name in sorted(total_of)}
     scheduled = sum(p.start is not None for p in pods)
     total = max(run.expected_pods, len(pods))  # a Job never admitted made no pods yet
     return {"policy": policy, "trace": run.trace, "pods_total": total, "pods_scheduled": scheduled,
@@ -43,25 +44,44 @@ def summary(run: Replay, policy: str) -> dict[str, Any]:
             "gpu_fragmentation": mean_fragmentation(run)}
 
 
-def mean_fragmentation(run: Replay) -> float:
-    """The fragmented share of the GPU capacity (fragmentation.py, with the shapes of the
-    run's pods), averaged over the simulated time."""
+GPU_COLUMNS = ("time", "allocated", "fragmented")
+
+
+def gpu_timeline(run: Replay) -> list[dict[str, float]]:
+    """The allocated and fragmented shares of the GPU capacity (fragmentation.py, with the
+    shapes of the run's pods) from each time a pod started or ended until the next row;
+    empty for a cluster without vGPU cards."""
     events = sorted([(p.start, 1, p) for p in run.pods.values() if p.start is not None]
                     + [(p.end, -1, p) for p in run.pods.values() if p.start is not None and p.end is not None],
                     key=lambda e: (e[0], e[1]))  # at one instant, ends before starts
     ledger = Ledger(run.cluster.informers.list("Node"), typical_shapes(p.shape for p in run.pods.values() if p.shape))
-    if not ledger.capacity or not run.cluster.now:
-        return 0.0
-    total, last = 0.0, 0.0
+    if not ledger.capacity:
+        return []
+    rows = [{"time": 0.0, "allocated": 0.0, "fragmented": round(ledger.shares()[1], 6)}]
     for at, sign, p in events:
-        total += ledger.shares()[1] * (at - last)
-        last = at
         ledger.place(p.node or "", round(p.requests.get("cpu", 0.0) * 1000), p.gpu_cards, sign)
-    total += ledger.shares()[1] * (run.cluster.now - last)
-    return round(total / run.cluster.now, 6)
+        allocated, fragmented = ledger.shares()
+        row = {"time": at, "allocated": round(allocated, 6), "fragmented": round(fragmented, 6)}
+        if rows[-1]["time"] == at:
+            rows[-1] = row  # the state once every event of that instant is in
+        else:
+            rows.append(row)
+    return rows
 
 
-def _capacity(run: Replay) -> dict[str, float]:
+def mean_fragmentation(run: Replay, timeline: list[dict[str, float]] | None = None) -> float:
+    """gpu_timeline's fragmented share averaged over the simulated time."""
+    rows = gpu_timeline(run) if timeline is None else timeline
+    end = run.cluster.now
+    if not rows or not end:
+        return 0.0
+    total = sum(r["fragmented"] * ((rows[i + 1]["time"] if i + 1 < len(rows) else end) - r["time"])
+                for i, r in enumerate(rows))
+    return round(total / end, 6)
+
+
+def capacity(run: Replay) -> dict[str, float]:
+    """The sum of the nodes' allocatable per resource (but pods): what utilization divides by."""
     total: dict[str, float] = {}
     for node in run.cluster.informers.list("Node"):
         for name, q in ((node.get("status") or {}).get("allocatable") or {}).items():
