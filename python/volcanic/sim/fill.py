@@ -23,9 +23,8 @@ from typing import Any, Callable, Iterator
 
 from volcanic.scheduler import Scheduler
 from volcanic.sim.fragmentation import Ledger, pod_shape, typical_shapes
-from volcanic.sim.trace import CARDS_OF_POD, Obj, Trace, gpus_of
+from volcanic.sim.trace import CARDS_OF_POD, Obj, Trace
 from volcanic.kube.clock import rfc3339
-from volcanic.kube.quantity import pod_requests
 from volcanic.sim.frames import write_table
 
 START = 1_704_067_200.0  # the embedded clock's start, 2024-01-01: one pod a second from there
@@ -55,21 +54,21 @@ def fill(trace: Trace, conf: Any = None, seed: int | None = None, until: float =
          progress: Callable[[int], None] | None = None, batch: int = 256) -> Fill:
     """Runs the experiment; `batch` pods arrive between two sessions (see the module's doc)."""
     started = time.perf_counter()
-    pods = [o for a in trace.arrivals for o in a.objects if o.get("kind") == "Pod"]
+    pods = [(o, a.gpus) for a in trace.arrivals for o in a.objects if o.get("kind") == "Pod"]  # a pod an arrival
     if not pods:
         raise ValueError(f"fill mode: trace {trace.name} has no pods (fill takes a trace of pods, as openb's)")
     if seed is not None:
         random.Random(seed).shuffle(pods)
     nodes = [n for n in trace.nodes if (n["metadata"].get("annotations") or {}).get("volcano.sh/node-vgpu-register")]
-    ledger = Ledger(nodes, typical_shapes(map(pod_shape, pods)))
+    ledger = Ledger(nodes, typical_shapes(pod_shape(p) for p, _ in pods))
     scheduler = Scheduler(conf)
     for n in nodes:
         scheduler.upsert(n)
     run = Fill(trace.name)
     arrived = 0.0
     for chunk in _batches(_arrivals(pods, until * ledger.capacity / 100), batch):
-        for pod, node in _place(scheduler, chunk, START + run.pods_total):
-            arrived += gpus_of(_requests(pod))
+        for (pod, gpus), node in zip(chunk, _place(scheduler, [p for p, _ in chunk], START + run.pods_total)):
+            arrived += gpus
             run.pods_total += 1
             if node:
                 ledger.place(node, pod_shape(pod).cpu, pod["metadata"]["annotations"].get(CARDS_OF_POD, ""))
@@ -84,30 +83,29 @@ def fill(trace: Trace, conf: Any = None, seed: int | None = None, until: float =
     return run
 
 
-def _arrivals(pods: list[Obj], limit: float) -> Iterator[Obj]:
-    """The pods in order, again and again (renamed), until they asked for `limit` GPUs."""
+def _arrivals(pods: list[tuple[Obj, float]], limit: float) -> Iterator[tuple[Obj, float]]:
+    """(pod, GPUs asked) in order, again and again (renamed), until they asked for `limit`."""
+    if not any(gpus for _, gpus in pods):
+        return
     asked = 0.0
     for round_ in itertools.count():
-        gpus = [gpus_of(_requests(p)) for p in pods]
-        if not any(gpus):
-            return
-        for pod, g in zip(pods, gpus):
+        for pod, gpus in pods:
             if asked >= limit:
                 return
-            asked += g
-            yield _renamed(pod, round_)
+            asked += gpus
+            yield _renamed(pod, round_), gpus
 
 
-def _batches(pods: Iterator[Obj], size: int) -> Iterator[list[Obj]]:
+def _batches(pods: Iterator[Any], size: int) -> Iterator[list[Any]]:
     while chunk := list(itertools.islice(pods, size)):
         yield chunk
 
 
-def _place(scheduler: Scheduler, pods: list[Obj], first: float) -> list[tuple[Obj, str | None]]:
+def _place(scheduler: Scheduler, pods: list[Obj], first: float) -> list[str | None]:
     """One session for the pods, the i-th created at `first` + i seconds: Volcano's allocate
     takes jobs of one queue and priority by creation time, and nothing leaves, so a session
-    places them exactly as one session per pod would. Each pod with its node (the pod updated
-    as bound), or None when it did not fit (then it is dropped)."""
+    places them exactly as one session per pod would. Each pod's node (the pod updated as
+    bound), or None when it did not fit (then it is dropped)."""
     for i, pod in enumerate(pods):
         pod["metadata"]["creationTimestamp"] = rfc3339(first + i)
         scheduler.upsert(pod)
@@ -124,7 +122,7 @@ def _place(scheduler: Scheduler, pods: list[Obj], first: float) -> list[tuple[Ob
             pod["spec"] = dict(pod["spec"], nodeName=node)
             pod["status"] = {"phase": "Running"}
             scheduler.upsert(pod)
-        placed.append((pod, node))
+        placed.append(node)
     return placed
 
 
@@ -135,9 +133,6 @@ def _renamed(pod: Obj, round_: int) -> Obj:
         meta["name"] = f"{meta['name']}-r{round_}"
     return dict(pod, metadata=meta)
 
-
-def _requests(pod: Obj) -> dict[str, float]:
-    return {name: float(q[0]) for name, q in pod_requests(pod["spec"]).items()}
 
 
 def fill_summary(run: Fill, policy: str) -> dict[str, Any]:
