@@ -81,3 +81,19 @@ def test_a_plot_without_axes_makes_a_figure():
     ax = plots.utilization(hand_made_run())
     assert ax.figure is not None and len(ax.get_lines()) == 3
     pyplot.close(ax.figure)
+
+
+def test_gpu_draws_allocated_and_fragmented_steps_and_utilization_leaves_vgpu_sums_out(ax, tmp_path):
+    from test_sim_replay import _write
+    from volcanic.sim.openb import read_openb
+    from volcanic.sim.policies import policy_conf
+    from volcanic.sim.replay import replay
+
+    run = replay(read_openb(*_write(tmp_path)), policy_conf("volcano"))
+    allocated, fragmented = plots.gpu(run, ax=ax).get_lines()
+    assert list(allocated.get_xdata()) == [0, 1, 11, 41, 71, 101, 131, 131]  # each change, then the end
+    assert list(allocated.get_ydata()) == [0, 0.5, 0.75, 0.5, 0.5, 0.15, 0, 0]
+    assert fragmented.get_label() == "fragmented" and fragmented.get_ydata()[0] == pytest.approx(0.25)
+    figure, other = pyplot.subplots()
+    assert sorted(line.get_label() for line in plots.utilization(run, ax=other).get_lines()) == ["cpu", "memory"]
+    pyplot.close(figure)

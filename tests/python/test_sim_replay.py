@@ -176,6 +176,17 @@ def test_simulate_out_writes_a_row_per_pod_and_the_summary(tmp_path, capsys):
     assert gpu[0] == "time,allocated,fragmented" and gpu[2].startswith("1.0,0.5,")
 
 
+def test_simulate_plot_draws_every_configuration(tmp_path, capsys):
+    image = pytest.importorskip("matplotlib.image")
+    nodes, pods = _write(tmp_path)
+    png = tmp_path / "runs.png"
+    assert main(["simulate", "--nodes", nodes, "--pods", pods, "--policy", "volcano", "--policy", "fgd",
+                 "--plot", str(png)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("GPU fragmented") == 2
+    assert image.imread(str(png)).shape[:2] == (720, 1680)  # 2 runs x (utilization, GPU) at 120 dpi
+
+
 def test_replay_and_cluster_as_dataframes(tmp_path):
     arrivals: list = []
     run = replay(read_openb(*_write(tmp_path)), progress=arrivals.append)

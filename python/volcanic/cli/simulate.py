@@ -100,10 +100,12 @@ def _plot(mode: str, runs: dict, path: str) -> None:
         fig, ax = plt.subplots(figsize=(7, 4.5))
         plots.fill_curves(runs, ax=ax)
     else:
-        fig, axes = plt.subplots(len(runs), 1, figsize=(8, 3 * len(runs)), squeeze=False)
-        for (name, run), ax in zip(runs.items(), axes[:, 0]):
-            plots.utilization(run, ax=ax)
-            ax.set_title(name)
+        fig, axes = plt.subplots(len(runs), 2, figsize=(14, 3 * len(runs)), squeeze=False)
+        for (name, run), (left, right) in zip(runs.items(), axes):
+            plots.utilization(run, ax=left)
+            plots.gpu(run, ax=right)
+            left.set_title(f"{name}: utilization")
+            right.set_title(f"{name}: GPU")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -126,4 +128,4 @@ def _text(r: dict) -> str:
     return (f"{r['policy']} on {r['trace']}: {r['pods_total']} pods, {r['pods_scheduled']} scheduled, "
             f"{r['pods_succeeded']} succeeded, {r['pods_failed']} failed, {r['pods_unschedulable']} never placed\n"
             f"  {r['simulated_s']:g} simulated s in {r['wall_s']:.2f} wall s ({r['sessions']} sessions)\n"
-            f"  wait {wait}\n  utilization {use}")
+            f"  wait {wait}\n  utilization {use}; GPU fragmented {r['gpu_fragmentation']:.1%}")

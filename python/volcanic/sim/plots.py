@@ -1,5 +1,6 @@
 """Plots of a replay for notebooks: jobs as a Gantt chart, the cluster's allocated share over
-time, and each queue's part of it. Each takes a Replay (or the frame it would build from one,
+time, each queue's part of it, the GPU allocated and fragmented over time, and fill mode's
+curves. Each takes a Replay (or the frame it would build from one,
 to plot a selection) and an optional matplotlib Axes, draws on it, and returns it. matplotlib
 is imported only here, when a plot is asked for (`pip install 'volcanic[notebook]'`)."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from volcanic.sim.frames import jobs_frame, timeline_frame
+from volcanic.sim.metrics import VGPU_PREFIX, gpu_timeline
 from volcanic.sim.replay import Replay
 
 WAIT_ALPHA = 0.3  # a job's wait is its bar's colour, lighter
@@ -56,9 +58,10 @@ def _mark_evictions(ax: Any, run: Replay, jobs: list[str]) -> None:
 
 def utilization(source: Any, ax: Any = None) -> Any:
     """A line per resource the nodes have: the share of the cluster's allocatable held by
-    Running pods' requests, all queues together, as steps over time."""
+    Running pods' requests, all queues together, as steps over time. vGPU sums are left to
+    gpu(): a pod's cores count once however many cards it holds."""
     timeline = _frame(source, timeline_frame)
-    timeline = timeline[timeline["share"].notna()]
+    timeline = timeline[timeline["share"].notna() & ~timeline["resource"].str.startswith(VGPU_PREFIX)]
     ax = _axes(ax)
     totals = timeline.groupby(["resource", "time"])["share"].sum()
     for resource in sorted(set(timeline["resource"])):
@@ -67,6 +70,21 @@ def utilization(source: Any, ax: Any = None) -> Any:
     _share_axis(ax)
     if len(timeline):
         ax.legend(title="resource")
+    return ax
+
+
+def gpu(run: Replay, ax: Any = None) -> Any:
+    """The allocated and the fragmented share of the GPU capacity over time, as steps
+    (volcanic.sim.metrics.gpu_timeline; nothing for a cluster without vGPU cards)."""
+    ax = _axes(ax)
+    rows = gpu_timeline(run)
+    times = [r["time"] for r in rows] + ([run.cluster.now] if rows else [])
+    for column in ("allocated", "fragmented"):
+        values = [r[column] for r in rows]
+        ax.step(times, values + values[-1:], where="post", label=column)
+    _share_axis(ax, "share of the GPU capacity")
+    if rows:
+        ax.legend()
     return ax
 
 
