@@ -14,7 +14,7 @@ from typing import Any
 from volcanic.cluster.cluster import documents
 from volcanic.errors import InvalidObject
 from volcanic.kube.quantity import parse_quantity
-from volcanic.sim.trace import Arrival, Obj, Trace
+from volcanic.sim.trace import Arrival, Obj, Trace, line_of
 
 GPU = "nvidia.com/gpu"
 JOB_FIELDS = ("name", "arrival", "duration", "tasks", "queue", "priority", "minAvailable", "namespace")
@@ -35,7 +35,7 @@ def _jsonl_jobs(path: str):
         for i, line in enumerate(f, start=1):
             if not line.strip():
                 continue
-            where = f"{os.path.basename(path)} line {i}"
+            where = line_of(path, i)
             try:
                 job = json.loads(line)
             except json.JSONDecodeError as e:
@@ -50,7 +50,7 @@ def _csv_jobs(path: str):
     queue, priority, min_available (the last five may be empty or absent)."""
     with open(path, newline="", encoding="utf-8") as f:
         for i, row in enumerate(csv.DictReader(f), start=2):
-            where = f"{os.path.basename(path)} line {i}"
+            where = line_of(path, i)
             requests = {res: row[col] for col, res in CSV_REQUESTS.items() if (row.get(col) or "").strip()}
             job: dict[str, Any] = {"name": row.get("name"), "arrival": row.get("arrival"),
                                    "duration": row.get("duration"),
@@ -144,7 +144,7 @@ def _setup(path: str) -> tuple[list[Obj], list[Obj]]:
             raise InvalidObject(f"{os.path.basename(path)}: every document must be an object with a kind")
         return [o for o in objs if o["kind"] == "Node"], [o for o in objs if o["kind"] != "Node"]
     with open(path, newline="", encoding="utf-8") as f:
-        return [_csv_node(row, f"{os.path.basename(path)} line {i}")
+        return [_csv_node(row, line_of(path, i))
                 for i, row in enumerate(csv.DictReader(f), start=2)], []
 
 

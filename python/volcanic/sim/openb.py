@@ -14,7 +14,7 @@ import csv
 import os
 
 from volcanic.errors import InvalidObject
-from volcanic.sim.trace import VGPU_CORES, VGPU_MEMORY, VGPU_NUMBER, Arrival, Obj, Trace
+from volcanic.sim.trace import VGPU_CORES, VGPU_MEMORY, VGPU_NUMBER, Arrival, Obj, Trace, line_of
 
 MODEL_LABEL = "gpu-model"
 # Each GPU is a vGPU card (deviceshare): shared by pods while their cores fit its 100.
@@ -40,8 +40,8 @@ def find_openb() -> str | None:
 
 
 def read_openb(nodes_csv: str, pods_csv: str, namespace: str = "default") -> Trace:
-    nodes = [_node(row, _where(nodes_csv, i)) for i, row in _rows(nodes_csv, NODE_COLUMNS)]
-    arrivals = [_pod(row, _where(pods_csv, i), i, namespace) for i, row in _rows(pods_csv, POD_COLUMNS)]
+    nodes = [_node(row, line_of(nodes_csv, i)) for i, row in _rows(nodes_csv, NODE_COLUMNS)]
+    arrivals = [_pod(row, line_of(pods_csv, i), i, namespace) for i, row in _rows(pods_csv, POD_COLUMNS)]
     arrivals.sort(key=lambda a: a.time)  # stable: ties keep the file's order
     return Trace(os.path.basename(pods_csv), nodes, arrivals)
 
@@ -53,10 +53,6 @@ def _rows(path: str, required: tuple[str, ...]):
         if missing:
             raise InvalidObject(f"{path}: missing columns {', '.join(missing)} (has {reader.fieldnames})")
         yield from enumerate(reader, start=2)  # line numbers: the header is line 1
-
-
-def _where(path: str, line: int) -> str:
-    return f"{os.path.basename(path)} line {line}"
 
 
 def _int(row: dict, column: str, where: str, default: int | None = None) -> int:

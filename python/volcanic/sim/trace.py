@@ -6,6 +6,7 @@ Readers (openb.py, jobs.py) turn files into a Trace; replay.py plays one through
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import os
 from typing import Any
 
 Obj = dict[str, Any]
@@ -43,3 +44,8 @@ def gpus_of(requests: dict[str, float]) -> float:
     """The GPUs a pod's vGPU requests take, in whole cards: number x cores / 100 (a pod
     asking for no cores takes none, as HAMi counts it)."""
     return requests.get(VGPU_NUMBER, 0.0) * requests.get(VGPU_CORES, 0.0) / 100
+
+
+def line_of(path: str, line: int) -> str:
+    """`FILE line N` for messages about a trace file's line (the file's base name)."""
+    return f"{os.path.basename(path)} line {line}"
