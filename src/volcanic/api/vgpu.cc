@@ -76,40 +76,86 @@ struct UuidFilter {
   }
 };
 
-// The order cards are tried in (sortedDeviceIndicesByPolicy).
-std::vector<int> CardOrder(const std::vector<GpuCard>& cards, GpuPolicy policy) {
-  std::vector<int> idx(cards.size());
+// The order cards are tried in (sortedDeviceIndicesByPolicy), by what they use now.
+std::vector<int> CardOrder(const std::vector<GpuUse>& use, GpuPolicy policy) {
+  std::vector<int> idx(use.size());
   std::iota(idx.begin(), idx.end(), 0);
   if (policy == GpuPolicy::kDefault) {
     std::reverse(idx.begin(), idx.end());
   } else if (policy == GpuPolicy::kBinpack) {
-    std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return cards[a].used_mem > cards[b].used_mem; });
+    std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return use[a].mem > use[b].mem; });
   } else {
-    std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return cards[a].used_num < cards[b].used_num; });
+    std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return use[a].num < use[b].num; });
   }
   return idx;
 }
 
-double CardScore(const GpuCard& c, GpuPolicy policy) {
-  if (policy == GpuPolicy::kBinpack) return kScoreMultiplier * static_cast<double>(c.used_mem) / static_cast<double>(c.memory);
-  if (policy == GpuPolicy::kSpread) return c.used_num == 0 ? kScoreMultiplier : 0;
+double CardScore(const GpuCard& c, const GpuUse& u, GpuPolicy policy) {
+  if (policy == GpuPolicy::kBinpack) return kScoreMultiplier * static_cast<double>(u.mem) / static_cast<double>(c.memory);
+  if (policy == GpuPolicy::kSpread) return u.num == 0 ? kScoreMultiplier : 0;
   return 0;
 }
 
-// Whether a container asking `r` (memory `mem` on this card) may share card c.
-bool CardFits(const GpuCard& c, const GpuRequest& r, int64_t mem) {
-  if (c.number <= c.used_num) return false;
-  if (c.memory - c.used_mem < mem) return false;
-  if (c.used_cores + r.cores > 100) return false;
-  if (r.cores == 100 && c.used_num > 0) return false;  // 100 cores: the card alone
-  if (c.used_cores == 100 && r.cores == 0) return false;
+// Whether a container asking `r` (memory `mem` on this card) may share card c, using u.
+bool CardFits(const GpuCard& c, const GpuUse& u, const GpuRequest& r, int64_t mem) {
+  if (c.number <= u.num) return false;
+  if (c.memory - u.mem < mem) return false;
+  if (u.cores + r.cores > 100) return false;
+  if (r.cores == 100 && u.num > 0) return false;  // 100 cores: the card alone
+  if (u.cores == 100 && r.cores == 0) return false;
   return absl::StrContains(c.type, kNvidia);
 }
 
-void Add(GpuCard& c, int64_t mem, int32_t cores, int sign) {
-  c.used_num += sign;
-  c.used_mem += sign * mem;
-  c.used_cores += sign * cores;
+void Add(GpuUse& u, int64_t mem, int32_t cores, int sign) {
+  u.num += sign;
+  u.mem += sign * mem;
+  u.cores += sign * cores;
+}
+
+bool HasAny(const Labels& annotations, std::initializer_list<const char*> keys) {
+  for (const char* k : keys)
+    if (annotations.contains(k)) return true;
+  return false;
+}
+
+enum class Fit : uint8_t { kFits, kMode, kTooFewCards, kNoRoom };
+
+// checkNodeGPUSharingPredicateAndScore, building `out` when given. Works on a
+// copy of the cards' use: later containers see the cards earlier ones took.
+Fit TryFit(const std::vector<GpuRequest>& requests, const Labels& annotations, const NodeGpus& gpus, GpuPolicy policy,
+           int only_card, GpuFit* out) {
+  if (auto mode = annotations.find(kModeAnnotation); mode != annotations.end() && mode->second != gpus.mode)
+    return Fit::kMode;
+  bool filtered = HasAny(annotations, {kUseTypeAnnotation, kNoUseTypeAnnotation, kUseUuidAnnotation,
+                                       kNoUseUuidAnnotation});
+  UuidFilter filter;
+  if (filtered) filter = {UuidList(annotations, kUseUuidAnnotation), UuidList(annotations, kNoUseUuidAnnotation)};
+  std::vector<GpuUse> use;
+  use.reserve(gpus.cards.size());
+  for (const GpuCard& c : gpus.cards) use.push_back(c.used);
+  for (const GpuRequest& r : requests) {
+    if (r.count > static_cast<int32_t>(use.size())) return Fit::kTooFewCards;
+    std::vector<GpuGrant>* granted = out ? &out->grants.emplace_back() : nullptr;
+    int32_t wanted = r.count;
+    for (int i : only_card >= 0 ? std::vector<int>{only_card} : CardOrder(use, policy)) {
+      const GpuCard& c = gpus.cards[i];
+      int64_t mem = r.memory_percent != 101 ? static_cast<int64_t>(static_cast<double>(c.memory) * r.memory_percent / 100.0)
+                                            : r.memory;
+      if (!CardFits(c, use[i], r, mem)) continue;
+      if (filtered && (!filter.Matches(c.uuid) || !TypeAllowed(annotations, c.type))) continue;
+      Add(use[i], mem, r.cores, +1);
+      if (wanted > 0) {
+        --wanted;
+        if (out) {
+          granted->push_back({c.uuid, kNvidia, mem, r.cores});
+          out->score += CardScore(c, use[i], policy);
+        }
+      }
+      if (wanted == 0) break;
+    }
+    if (wanted > 0) return Fit::kNoRoom;
+  }
+  return Fit::kFits;
 }
 
 }  // namespace
@@ -206,40 +252,33 @@ void AccountGpuGrants(NodeGpus& gpus, const GpuGrants& grants, int sign) {
     for (const GpuGrant& g : cards)
       for (GpuCard& c : gpus.cards)
         if (absl::StrContains(g.uuid, c.uuid)) {
-          Add(c, g.memory, g.cores, sign);
+          Add(c.used, g.memory, g.cores, sign);
           break;
         }
 }
 
 absl::StatusOr<GpuFit> FitGpus(const std::vector<GpuRequest>& requests, const Labels& pod_annotations,
-                               const NodeGpus& gpus, GpuPolicy policy) {
+                               const NodeGpus& gpus, GpuPolicy policy, int only_card) {
   GpuFit fit;
   if (requests.empty()) return fit;
-  if (auto mode = pod_annotations.find(kModeAnnotation); mode != pod_annotations.end() && mode->second != gpus.mode)
-    return absl::FailedPreconditionError(
-        absl::StrCat("pod required sharing mode ", mode->second, " is not the same as the node mode ", gpus.mode));
-  std::vector<GpuCard> cards = gpus.cards;  // tentative: later containers see earlier ones
-  UuidFilter filter{UuidList(pod_annotations, kUseUuidAnnotation), UuidList(pod_annotations, kNoUseUuidAnnotation)};
-  for (const GpuRequest& r : requests) {
-    if (r.count > static_cast<int32_t>(cards.size())) return absl::FailedPreconditionError("no enough gpu cards");
-    std::vector<GpuGrant>& granted = fit.grants.emplace_back();
-    int32_t wanted = r.count;
-    for (int i : CardOrder(cards, policy)) {
-      GpuCard& c = cards[i];
-      int64_t mem = r.memory_percent != 101 ? static_cast<int64_t>(static_cast<double>(c.memory) * r.memory_percent / 100.0)
-                                            : r.memory;
-      if (!filter.Matches(c.uuid) || !CardFits(c, r, mem) || !TypeAllowed(pod_annotations, c.type)) continue;
-      Add(c, mem, r.cores, +1);
-      if (wanted > 0) {
-        --wanted;
-        granted.push_back({c.uuid, kNvidia, mem, r.cores});
-        fit.score += CardScore(c, policy);
-      }
-      if (wanted == 0) break;
-    }
-    if (wanted > 0) return absl::FailedPreconditionError("not enough gpu fitted on this node");
+  switch (TryFit(requests, pod_annotations, gpus, policy, only_card, &fit)) {
+    case Fit::kFits:
+      return fit;
+    case Fit::kMode:
+      return absl::FailedPreconditionError(absl::StrCat("pod required sharing mode ",
+                                                        pod_annotations.at(kModeAnnotation),
+                                                        " is not the same as the node mode ", gpus.mode));
+    case Fit::kTooFewCards:
+      return absl::FailedPreconditionError("no enough gpu cards");
+    case Fit::kNoRoom:
+      break;
   }
-  return fit;
+  return absl::FailedPreconditionError("not enough gpu fitted on this node");
+}
+
+bool GpusFit(const std::vector<GpuRequest>& requests, const Labels& pod_annotations, const NodeGpus& gpus,
+             GpuPolicy policy) {
+  return requests.empty() || TryFit(requests, pod_annotations, gpus, policy, -1, nullptr) == Fit::kFits;
 }
 
 }  // namespace volcanic

@@ -36,12 +36,18 @@ inline constexpr char kVgpuNumber[] = "volcano.sh/vgpu-number";
 inline constexpr char kVgpuMemory[] = "volcano.sh/vgpu-memory";
 inline constexpr char kVgpuCores[] = "volcano.sh/vgpu-cores";
 
+// What the pods on a card use of it.
+struct GpuUse {
+  int32_t num = 0, cores = 0;
+  int64_t mem = 0;  // MiB
+  bool operator==(const GpuUse&) const = default;
+};
+
 struct GpuCard {
   std::string uuid, type;
   int32_t number = 0;   // most pods sharing it
   int64_t memory = 0;   // MiB
-  int32_t used_num = 0, used_cores = 0;
-  int64_t used_mem = 0;
+  GpuUse used;
   bool operator==(const GpuCard&) const = default;
 };
 
@@ -96,12 +102,16 @@ void AccountGpuGrants(NodeGpus& gpus, const GpuGrants& grants, int sign);
 // (checkNodeGPUSharingPredicateAndScore), and the node's device score (the
 // sum of the chosen cards' GPUScore after the pod is added); an error when
 // the pod does not fit. `pod_annotations` carry the type and UUID filters.
+// With `only_card` >= 0, that card is the only one tried.
 struct GpuFit {
   GpuGrants grants;
   double score = 0;
 };
 absl::StatusOr<GpuFit> FitGpus(const std::vector<GpuRequest>& requests, const Labels& pod_annotations,
-                               const NodeGpus& gpus, GpuPolicy policy);
+                               const NodeGpus& gpus, GpuPolicy policy, int only_card = -1);
+// FitGpus(...).ok(), without building the answer (a predicate's question).
+bool GpusFit(const std::vector<GpuRequest>& requests, const Labels& pod_annotations, const NodeGpus& gpus,
+             GpuPolicy policy);
 
 // The annotations Volcano's Allocate puts on the pod's binding (merged into
 // the pod by the API server): its cards, node and times (Unix seconds).

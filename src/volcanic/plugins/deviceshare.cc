@@ -23,7 +23,7 @@ class DeviceSharePlugin : public Plugin {
     auto local = [](const TaskInfo&) { return true; };  // the class key holds the vGPU ask
     h.AddPredicateFn([this](const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
           if (t.gpu_requests.empty() || n.gpus.cards.empty()) return Verdict::kFit;
-          if (FitGpus(t.gpu_requests, t.annotations, n.gpus, policy_).ok()) return Verdict::kFit;
+          if (GpusFit(t.gpu_requests, t.annotations, n.gpus, policy_)) return Verdict::kFit;
           reasons->push_back(kFitFailure);
           return Verdict::kUnschedulable;
         },
@@ -52,12 +52,12 @@ class InertPlugin : public Plugin {
 
 PluginOr NewDeviceSharePlugin(const Arguments& args) {
   const std::string p = "deviceshare.";
-  if (auto s = args.CheckKnown({p + "VGPUEnable", p + "SchedulePolicy", p + "ScheduleWeight", p + "GPUSharingEnable",
-                                p + "GPUNumberEnable", p + "NodeLockEnable", p + "AscendMindClusterVNPUEnable",
-                                p + "AscendHAMiVNPUEnable", p + "KnownGeometriesCMName",
-                                p + "KnownGeometriesCMNamespace"});
-      !s.ok())
-    return s;
+  static const std::vector<std::string> kKnown = {
+      "deviceshare.VGPUEnable", "deviceshare.SchedulePolicy", "deviceshare.ScheduleWeight",
+      "deviceshare.GPUSharingEnable", "deviceshare.GPUNumberEnable", "deviceshare.NodeLockEnable",
+      "deviceshare.AscendMindClusterVNPUEnable", "deviceshare.AscendHAMiVNPUEnable",
+      "deviceshare.KnownGeometriesCMName", "deviceshare.KnownGeometriesCMNamespace"};
+  if (auto s = args.CheckKnown(kKnown); !s.ok()) return s;
   for (const char* kind : {"GPUSharingEnable", "GPUNumberEnable", "AscendMindClusterVNPUEnable", "AscendHAMiVNPUEnable"}) {
     auto on = args.Bool(p + kind, false);
     if (!on.ok()) return on.status();

@@ -59,7 +59,7 @@ std::string ModelOf(const NodeInfo& n) {
 
 GpuNodeState StateOf(const NodeInfo& n) {
   GpuNodeState s{n.idle.Get(kCpu), {}, ModelOf(n)};
-  for (const GpuCard& c : n.gpus.cards) s.free.push_back(100 - c.used_cores);
+  for (const GpuCard& c : n.gpus.cards) s.free.push_back(100 - c.used.cores);
   return s;
 }
 
@@ -154,9 +154,8 @@ class FgdPlugin : public Plugin {
     const auto& req = t.gpu_requests;
     if (req.size() == 1 && req[0].count == 1 && req[0].cores < 100) {
       std::optional<std::pair<GpuGrants, double>> best;
-      for (const GpuCard& c : n.gpus.cards) {
-        NodeGpus one{{c}, n.gpus.mode};
-        auto fit = FitGpus(req, t.annotations, one, policy_);
+      for (int i = 0; i < static_cast<int>(n.gpus.cards.size()); ++i) {
+        auto fit = FitGpus(req, t.annotations, n.gpus, policy_, i);
         if (!fit.ok()) continue;
         double after = Expected(After(now, t, n, fit->grants));
         if (!best || after < best->second) best.emplace(std::move(fit->grants), after);

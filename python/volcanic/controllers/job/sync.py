@@ -26,7 +26,7 @@ from volcanic.controllers.runtime import Context
 from volcanic.kube.clock import rfc3339, seconds_of
 from volcanic.kube.errors import AdmissionError, AlreadyExists, InvalidObject, NotFound, StoreError
 from volcanic.kube.objects import Obj, clone, resource_version
-from volcanic.kube.store import all_done, attempt
+from volcanic.kube.store import all_done
 
 UpdateFn = Callable[[dict], bool]  # changes status in place; True when the phase changed
 RETAIN_NONE: frozenset[str] = frozenset()
@@ -361,7 +361,7 @@ class JobActions:
         and a SyncError (retried, then TerminateJob)."""
         failures = []
         for pod, answer in creates:
-            result = attempt(Future.result, answer)
+            result = answer.exception() or answer.result()
             if isinstance(result, AlreadyExists):
                 self._expect(job, pod)  # made by an earlier create: the watch will bring it
             elif isinstance(result, (AdmissionError, InvalidObject, StoreError)):
