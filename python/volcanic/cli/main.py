@@ -13,23 +13,20 @@ import yaml
 from volcanic.cli.kube import (add_commands, add_limit_flags, admission_conf, cmd_cluster_webhook, kubeconfig_flag,
                                positive_int, webhook_limits)
 from volcanic.cli.simulate import add_simulate
+from volcanic.cluster.cluster import documents
 from volcanic.errors import AdmissionError, ConfigError, InvalidObject, PluginError
 from volcanic.kube.errors import StoreError
 
 
 def _load_objects(paths: Sequence[str]) -> list[dict[str, Any]]:
+    """The objects of YAML files (documents, lists, `kind: List`), as Cluster.apply reads them."""
     objs: list[dict[str, Any]] = []
     for path in paths:
-        with open(path) as f:
-            for doc in yaml.safe_load_all(f):
-                if doc is None:
-                    continue
-                if isinstance(doc, dict) and doc.get("kind") == "List":
-                    objs.extend(doc.get("items") or [])
-                elif isinstance(doc, list):
-                    objs.extend(doc)
-                else:
-                    objs.append(doc)
+        with open(path, encoding="utf-8") as f:
+            try:
+                objs.extend(documents(f.read()))
+            except InvalidObject as e:
+                raise InvalidObject(f"{path}: {e}") from None
     return objs
 
 
