@@ -366,8 +366,7 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   }
   t.labels = std::move(m.labels);
   t.annotations = std::move(m.annotations);
-  if (auto ids = t.annotations.find(kVgpuIdsAnnotation); ids != t.annotations.end())
-    t.gpu_grants = ParseGpuGrants(ids->second);
+  t.gpu_grants = GrantsOf(t.annotations);
   // Requests by resource id, then the placement constraints.
   for (int i = 0; i < t.resreq.Size(); ++i) absl::StrAppend(&t.class_key, t.resreq.Get(i), ",");
   absl::StrAppend(&t.class_key, "|", t.nonzero_cpu, "|", t.nonzero_mem, "|", placement->Key());

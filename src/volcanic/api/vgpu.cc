@@ -234,6 +234,11 @@ GpuGrants ParseGpuGrants(absl::string_view annotation) {
   return out;
 }
 
+GpuGrants GrantsOf(const Labels& pod_annotations) {
+  auto ids = pod_annotations.find(kVgpuIdsAnnotation);
+  return ids == pod_annotations.end() ? GpuGrants() : ParseGpuGrants(ids->second);
+}
+
 std::string EncodeGpuGrants(const GpuGrants& grants) {
   return absl::StrJoin(grants, ";", [](std::string* out, const std::vector<GpuGrant>& cards) {
     for (const GpuGrant& g : cards) absl::StrAppend(out, g.uuid, ",", g.type, ",", g.memory, ",", g.cores, ":");

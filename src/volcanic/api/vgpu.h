@@ -93,6 +93,8 @@ NodeGpus ParseNodeGpus(const Labels& annotations, const Resource& allocatable);
 
 // A pod's vgpu-ids-new annotation; malformed entries are skipped, as Volcano does.
 GpuGrants ParseGpuGrants(absl::string_view annotation);
+// The cards a pod's annotations say it holds (none without vgpu-ids-new).
+GpuGrants GrantsOf(const Labels& pod_annotations);
 std::string EncodeGpuGrants(const GpuGrants& grants);
 
 // Adds (sign +1) or removes (-1) a pod's grants from the cards they name.

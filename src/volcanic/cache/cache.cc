@@ -319,8 +319,7 @@ absl::Status Cache::Forget(const std::string& key) {
   t->status = t->observed_status;
   t->node_name = t->observed_node;
   t->assumed = Assumed::kNone;
-  auto ids = t->annotations.find(kVgpuIdsAnnotation);  // the cards the object says, not the session's
-  t->gpu_grants = ids == t->annotations.end() ? GpuGrants() : ParseGpuGrants(ids->second);
+  t->gpu_grants = GrantsOf(t->annotations);  // the cards the object says, not the session's
   AttachTask(t);
   return absl::OkStatus();
 }

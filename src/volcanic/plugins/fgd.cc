@@ -135,23 +135,21 @@ class FgdPlugin : public Plugin {
   double Score(const TaskInfo& t, const NodeInfo& n) const {
     if (n.gpus.cards.empty()) return Sigmoid(0);
     GpuNodeState now = StateOf(n);
-    GpuGrants grants;
-    if (!t.gpu_requests.empty()) {
-      auto best = Choose(t, n);
-      if (!best) return 0;  // deviceshare's predicate refuses the node
-      grants = std::move(best->first);
-    }
-    return Sigmoid(Expected(now) - Expected(After(now, t, n, grants)));
+    auto best = Choose(t, n, now);
+    if (!best) return 0;  // deviceshare's predicate refuses the node
+    return Sigmoid(Expected(now) - best->second);
   }
 
   double Sigmoid(double decrease) const { return weight_ * 100 / (1 + std::exp(-decrease / 100)); }
 
-  // Cards for the task: for part of one card, the card that leaves the least
-  // fragmentation (the first such); otherwise deviceshare's. With the
-  // fragmentation after, when the task fits.
-  std::optional<std::pair<GpuGrants, double>> Choose(const TaskInfo& t, const NodeInfo& n) const {
-    GpuNodeState now = StateOf(n);
+  // Cards for the task on node n (`now` its state): none for a CPU-only task;
+  // for part of one card, the card that leaves the least fragmentation (the
+  // first such); otherwise deviceshare's. With the fragmentation after, when
+  // the task fits.
+  std::optional<std::pair<GpuGrants, double>> Choose(const TaskInfo& t, const NodeInfo& n,
+                                                     const GpuNodeState& now) const {
     const auto& req = t.gpu_requests;
+    if (req.empty()) return std::make_pair(GpuGrants(), Expected(After(now, t, n, {})));
     if (req.size() == 1 && req[0].count == 1 && req[0].cores < 100) {
       std::optional<std::pair<GpuGrants, double>> best;
       for (int i = 0; i < static_cast<int>(n.gpus.cards.size()); ++i) {
@@ -169,7 +167,7 @@ class FgdPlugin : public Plugin {
   }
 
   std::optional<GpuGrants> BestCard(const TaskInfo& t, const NodeInfo& n) const {
-    auto best = Choose(t, n);
+    auto best = Choose(t, n, StateOf(n));
     if (!best) return std::nullopt;
     return std::move(best->first);
   }
