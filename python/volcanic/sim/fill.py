@@ -22,8 +22,8 @@ import time
 from typing import Any, Callable, Iterator
 
 from volcanic.scheduler import Scheduler
-from volcanic.sim.fragmentation import Ledger, pod_shape, typical_shapes
-from volcanic.sim.trace import CARDS_OF_POD, Obj, Trace
+from volcanic.sim.fragmentation import Ledger, Shape, pod_shape, typical_shapes
+from volcanic.sim.trace import CARDS_OF_POD, VGPU_REGISTER, Obj, Trace
 from volcanic.kube.clock import rfc3339
 from volcanic.sim.frames import write_table
 
@@ -54,24 +54,24 @@ def fill(trace: Trace, conf: Any = None, seed: int | None = None, until: float =
          progress: Callable[[int], None] | None = None, batch: int = 256) -> Fill:
     """Runs the experiment; `batch` pods arrive between two sessions (see the module's doc)."""
     started = time.perf_counter()
-    pods = [(o, a.gpus) for a in trace.arrivals for o in a.objects if o.get("kind") == "Pod"]  # a pod an arrival
+    pods = [(o, a.gpus, pod_shape(o)) for a in trace.arrivals for o in a.objects if o.get("kind") == "Pod"]  # a pod an arrival
     if not pods:
         raise ValueError(f"fill mode: trace {trace.name} has no pods (fill takes a trace of pods, as openb's)")
     if seed is not None:
         random.Random(seed).shuffle(pods)
-    nodes = [n for n in trace.nodes if (n["metadata"].get("annotations") or {}).get("volcano.sh/node-vgpu-register")]
-    ledger = Ledger(nodes, typical_shapes(pod_shape(p) for p, _ in pods))
+    nodes = [n for n in trace.nodes if (n["metadata"].get("annotations") or {}).get(VGPU_REGISTER)]
+    ledger = Ledger(nodes, typical_shapes(shape for _, _, shape in pods))
     scheduler = Scheduler(conf)
     for n in nodes:
         scheduler.upsert(n)
     run = Fill(trace.name)
     arrived = 0.0
     for chunk in _batches(_arrivals(pods, until * ledger.capacity / 100), batch):
-        for (pod, gpus), node in zip(chunk, _place(scheduler, [p for p, _ in chunk], START + run.pods_total)):
+        for (pod, gpus, shape), node in zip(chunk, _place(scheduler, [p for p, _, _ in chunk], START + run.pods_total)):
             arrived += gpus
             run.pods_total += 1
             if node:
-                ledger.place(node, pod_shape(pod).cpu, pod["metadata"]["annotations"].get(CARDS_OF_POD, ""))
+                ledger.place(node, shape.cpu, pod["metadata"]["annotations"].get(CARDS_OF_POD, ""))
                 run.pods_scheduled += 1
             allocated, fragmented = ledger.shares()
             run.curve.append({"pods": run.pods_total, "arrived": round(arrived * 100 / ledger.capacity, 6),
@@ -83,17 +83,17 @@ def fill(trace: Trace, conf: Any = None, seed: int | None = None, until: float =
     return run
 
 
-def _arrivals(pods: list[tuple[Obj, float]], limit: float) -> Iterator[tuple[Obj, float]]:
-    """(pod, GPUs asked) in order, again and again (renamed), until they asked for `limit`."""
-    if not any(gpus for _, gpus in pods):
+def _arrivals(pods: list[tuple[Obj, float, Shape]], limit: float) -> Iterator[tuple[Obj, float, Shape]]:
+    """(pod, GPUs asked, shape) in order, again and again (renamed), until they asked for `limit`."""
+    if not any(gpus for _, gpus, _ in pods):
         return
     asked = 0.0
     for round_ in itertools.count():
-        for pod, gpus in pods:
+        for pod, gpus, shape in pods:
             if asked >= limit:
                 return
             asked += gpus
-            yield _renamed(pod, round_), gpus
+            yield _renamed(pod, round_), gpus, shape
 
 
 def _batches(pods: Iterator[Any], size: int) -> Iterator[list[Any]]:

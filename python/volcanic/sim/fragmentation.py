@@ -15,12 +15,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from volcanic.kube.quantity import parse_quantity, pod_requests
+from volcanic.kube.quantity import parse_quantity
 from volcanic.sim.openb import MODEL_LABEL
-from volcanic.sim.trace import VGPU_CORES, VGPU_NUMBER, Obj
+from volcanic.sim.trace import VGPU_CORES, VGPU_NUMBER, VGPU_REGISTER, Obj, requests_of
 
 COVERAGE = 0.95
-REGISTER = "volcano.sh/node-vgpu-register"
 
 
 @dataclass(frozen=True)
@@ -32,9 +31,10 @@ class Shape:
     weight: float = 1.0
 
 
-def pod_shape(pod: Obj) -> Shape:
-    """A pod's shape: its CPU, its vGPU ask, and the models its node affinity allows."""
-    req = {name: float(q[0]) for name, q in pod_requests(pod.get("spec") or {}).items()}
+def pod_shape(pod: Obj, requests: dict[str, float] | None = None) -> Shape:
+    """A pod's shape: its CPU, its vGPU ask, and the models its node affinity allows;
+    `requests`: its requests_of when the caller has them already."""
+    req = requests_of(pod) if requests is None else requests
     gpus = int(req.get(VGPU_NUMBER, 0))
     return Shape(round(req.get("cpu", 0.0) * 1000), gpus, int(req.get(VGPU_CORES, 0)) if gpus else 0,
                  tuple(sorted(_models(pod))))
@@ -93,7 +93,7 @@ class Ledger:
         self.shapes = shapes
         self.nodes: dict[str, GpuNode] = {}
         for n in nodes:
-            cards = [c.split(",") for c in ((n["metadata"].get("annotations") or {}).get(REGISTER) or "").split(":")
+            cards = [c.split(",") for c in ((n["metadata"].get("annotations") or {}).get(VGPU_REGISTER) or "").split(":")
                      if c.count(",") >= 5]
             if cards:
                 cpu = float(parse_quantity(n["status"]["allocatable"]["cpu"], f"Node {n['metadata']['name']}")[0])

@@ -69,9 +69,9 @@ def gpu_timeline(run: Replay) -> list[dict[str, float]]:
     return rows
 
 
-def mean_fragmentation(run: Replay, timeline: list[dict[str, float]] | None = None) -> float:
+def mean_fragmentation(run: Replay) -> float:
     """gpu_timeline's fragmented share averaged over the simulated time."""
-    rows = gpu_timeline(run) if timeline is None else timeline
+    rows = gpu_timeline(run)
     end = run.cluster.now
     if not rows or not end:
         return 0.0

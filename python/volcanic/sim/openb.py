@@ -14,7 +14,7 @@ import csv
 import os
 
 from volcanic.errors import InvalidObject
-from volcanic.sim.trace import VGPU_CORES, VGPU_MEMORY, VGPU_NUMBER, Arrival, Obj, Trace, line_of
+from volcanic.sim.trace import VGPU_CORES, VGPU_MEMORY, VGPU_NUMBER, VGPU_REGISTER, Arrival, Obj, Trace, line_of
 
 MODEL_LABEL = "gpu-model"
 # Each GPU is a vGPU card (deviceshare): shared by pods while their cores fit its 100.
@@ -81,7 +81,7 @@ def _node(row: dict, where: str) -> Obj:
     if gpus:
         allocatable.update({VGPU_NUMBER: str(SHARERS * gpus), VGPU_CORES: str(100 * gpus),
                             VGPU_MEMORY: str(CARD_MEMORY_MIB * gpus)})
-        annotations["volcano.sh/node-vgpu-register"] = "".join(
+        annotations[VGPU_REGISTER] = "".join(
             f"GPU-{name}-{i},{SHARERS},{CARD_MEMORY_MIB},NVIDIA-{model},true,hami-core:" for i in range(gpus))
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels, "annotations": annotations},
             "status": {"allocatable": allocatable, "capacity": dict(allocatable)}}

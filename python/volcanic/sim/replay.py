@@ -17,9 +17,8 @@ from volcanic.cluster import Cluster
 from volcanic.controllers.keys import GROUP_NAME, QUEUE_NAME as JOB_QUEUE_NAME
 from volcanic.controllers.podgroup import QUEUE_NAME as POD_QUEUE_NAME
 from volcanic.kube.informers import Handler
-from volcanic.kube.quantity import pod_requests
 from volcanic.sim.fragmentation import Shape, pod_shape
-from volcanic.sim.trace import CARDS_OF_POD, Obj, Trace
+from volcanic.sim.trace import CARDS_OF_POD, Obj, Trace, requests_of
 
 TERMINAL = ("Succeeded", "Failed")
 
@@ -95,9 +94,12 @@ def _pod_added(run: Replay, pod: Obj) -> None:
     arrival = next((run.arrived[o] for o in owners if o in run.arrived),
                    run.arrived.get(("Pod", meta["namespace"], meta["name"]), run.cluster.now))
     job = next((f"{ns}/{name}" for kind, ns, name in owners if kind == "Job"), _key(pod))
-    record = run.pods.setdefault(_key(pod), PodRecord(_key(pod), arrival, requests=_requests(pod), job=job,
-                                                      queue=_queue(run, pod), shape=pod_shape(pod)))
-    if record.phase == "Running":  # a replacement for a pod deleted while Running: its own start is to come
+    record = run.pods.get(_key(pod))
+    if record is None:
+        requests = requests_of(pod)
+        run.pods[_key(pod)] = PodRecord(_key(pod), arrival, requests=requests, job=job, queue=_queue(run, pod),
+                                        shape=pod_shape(pod, requests))
+    elif record.phase == "Running":  # a replacement for a pod deleted while Running: its own start is to come
         record.phase = "Pending"
 
 
@@ -109,10 +111,6 @@ def _queue(run: Replay, pod: Obj) -> str:
     group = run.cluster.informers.get("PodGroup", annotations.get(GROUP_NAME, ""), meta["namespace"])
     return ((group or {}).get("spec", {}).get("queue") or annotations.get(JOB_QUEUE_NAME)
             or annotations.get(POD_QUEUE_NAME) or "default")
-
-
-def _requests(pod: Obj) -> dict[str, float]:
-    return {name: float(q[0]) for name, q in pod_requests(pod["spec"]).items()}
 
 
 def _key(pod: Obj) -> str:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 import os
 from typing import Any
 
+from volcanic.kube.quantity import pod_requests
+
 Obj = dict[str, Any]
 
 
@@ -38,6 +40,12 @@ class Trace:
 # (docs/simulation.md): a pod asks for VGPU_NUMBER cards with VGPU_CORES percent of each.
 VGPU_NUMBER, VGPU_CORES, VGPU_MEMORY = "volcano.sh/vgpu-number", "volcano.sh/vgpu-cores", "volcano.sh/vgpu-memory"
 CARDS_OF_POD = "volcano.sh/vgpu-ids-new"  # the cards a pod got: "UUID,type,memory,cores:" per card
+VGPU_REGISTER = "volcano.sh/node-vgpu-register"  # a node's cards: "UUID,sharers,memoryMiB,type,health,mode:"
+
+
+def requests_of(pod: Obj) -> dict[str, float]:
+    """A pod's requests by the engine's rule, in plain units (cores, bytes, cards, ...)."""
+    return {name: float(q[0]) for name, q in pod_requests(pod["spec"]).items()}
 
 
 def gpus_of(requests: dict[str, float]) -> float:
