@@ -7,7 +7,7 @@ import pytest
 from volcanic.cluster.store import MemoryStore
 from volcanic.controllers.gc import GarbageCollector
 from volcanic.controllers.podgroup import PodGroupController, min_resources, pod_requests
-from volcanic.kube.quantity import format_quantity, parse_quantity
+from volcanic.kube.quantity import format_nanos, format_quantity, parse_quantity
 from volcanic.controllers.queue import QueueController
 from volcanic.errors import AdmissionError
 from volcanic.kube.clock import rfc3339
@@ -178,7 +178,7 @@ def test_min_resources_follow_kubernetes_pod_requests():
         {"name": "sidecar", "restartPolicy": "Always", "resources": {"requests": {"cpu": "100m"}}},
     ], overhead={"memory": "1Mi"})
     # cpu: max(250m + 1 + 100m, 2) = 2; memory: 512Mi + 512Mi + 1Mi (the init's 100Mi is less)
-    assert {k: format_quantity(v) for k, v in pod_requests(pod).items()} == {
+    assert {k: format_nanos(milli * 1_000_000, fmt) for k, (milli, fmt) in pod_requests(pod).items()} == {
         "cpu": "2", "memory": "1025Mi", "nvidia.com/gpu": "1"}
     assert min_resources(pod, 3) == {"cpu": "6", "memory": "3075Mi", "nvidia.com/gpu": "3"}
     assert min_resources(pod, 0) == {}

@@ -117,3 +117,42 @@ def test_namespaces_kinds_and_copies():
         s.create({"kind": "Deployment", "metadata": {"name": "d"}})
     with pytest.raises(volcanic.InvalidObject, match="metadata.name: is required"):
         s.create({"kind": "ConfigMap", "metadata": {}})
+
+
+def test_shared_reads_hand_out_the_committed_objects_and_get_copies():
+    """`shared` is the no-copy reader admission reads through; get/list stay copies."""
+    s = MemoryStore()
+    committed = s.create(_cm("c", ns="a"))
+    assert s.shared.get("ConfigMap", "c", "a") is committed
+    assert s.shared.list("ConfigMap", "a") == [committed] and s.shared.list("ConfigMap", "b") == []
+    assert s.get("ConfigMap", "c", "a") == committed and s.get("ConfigMap", "c", "a") is not committed
+
+
+def test_uids_are_version_5_uuids_of_the_counter():
+    """Deterministic uids: uuid5 of the object counter (computed without uuid.UUID)."""
+    import uuid
+    from volcanic.cluster.store import _UID_NAMESPACE, uid_of
+    for n in (1, 2, 99, 10 ** 6, 2 ** 40):
+        assert uid_of(n) == str(uuid.uuid5(_UID_NAMESPACE, str(n)))
+
+
+def test_rfc3339_matches_the_datetime_formatting():
+    from datetime import datetime, timezone
+    from volcanic.kube.clock import rfc3339
+    for t in (0, EPOCH, EPOCH + 86399.9, EPOCH + 86400, -1, -86401, 253402300799):
+        assert rfc3339(t) == datetime.fromtimestamp(int(t), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_watch_wakes_its_reader_from_another_thread_and_keeps_an_early_wake():
+    """wait() returns on an event or a wake() from another thread; a wake() that came while
+    the reader was busy ends its next wait() at once (no event lost to the lock-free offer)."""
+    import threading
+    s = MemoryStore()
+    w = s.watch(["ConfigMap"])
+    w.wake()
+    assert w.wait(timeout=5.0) is False  # woken early: returns at once, with no event
+    threading.Timer(0.05, lambda: s.create(_cm("c"))).start()
+    assert w.wait(timeout=5.0) is True and [e for e, _ in w.drain()] == ["ADDED"]
+    threading.Timer(0.05, w.wake).start()
+    assert w.wait(timeout=5.0) is False
+    assert w.wait(timeout=0.05) is False  # the wake was used: this one times out

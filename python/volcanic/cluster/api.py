@@ -66,7 +66,7 @@ class EmbeddedApi:
     def create(self, obj: Obj) -> Obj:
         if obj.get("kind") == "Pod":
             obj = self._with_priority(obj)
-        obj = self.admission.admit("CREATE", obj, None, self.store)
+        obj = self.admission.admit("CREATE", obj, None, self.store.shared)
         self._ensure_namespace(obj)
         return self.store.create(obj)
 
@@ -74,11 +74,11 @@ class EmbeddedApi:
         kind = obj.get("kind")
         if kind == "Pod" or self.admission.has_rules(kind):
             meta = obj.get("metadata") or {}
-            old = self.store.get(kind, meta.get("name", ""), meta.get("namespace"))
+            old = self.store.shared.get(kind, meta.get("name", ""), meta.get("namespace"))
             if old is not None:
                 if kind == "Pod":
                     _check_pod_update(obj, old)
-                obj = self.admission.admit("UPDATE", obj, old, self.store)
+                obj = self.admission.admit("UPDATE", obj, old, self.store.shared)
         return self.store.update(obj)
 
     def update_status(self, obj: Obj) -> Obj:
@@ -98,9 +98,9 @@ class EmbeddedApi:
         return self.store.bind(namespace, name, node, annotations)
 
     def delete(self, kind: str, name: str, namespace: str | None = None, uid: str | None = None) -> None:
-        old = self.store.get(kind, name, namespace) if self.admission.has_rules(kind) else None
+        old = self.store.shared.get(kind, name, namespace) if self.admission.has_rules(kind) else None
         if old is not None:
-            self.admission.admit("DELETE", None, old, self.store)
+            self.admission.admit("DELETE", None, old, self.store.shared)
         self.store.delete(kind, name, namespace, uid=uid)
 
     # Built-in admission.
@@ -110,14 +110,14 @@ class EmbeddedApi:
             return pod
         class_name = spec.get("priorityClassName")
         if class_name:
-            pc = self.store.get("PriorityClass", class_name)
+            pc = self.store.shared.get("PriorityClass", class_name)
             if pc is None:
                 meta = pod.get("metadata") or {}
                 raise AdmissionError(f'no PriorityClass with name {class_name} was found', kind="Pod",
                                      namespace=meta.get("namespace"), name=meta.get("name"))
             value = pc.get("value", 0)
         else:
-            default = next((pc for pc in self.store.list("PriorityClass") if pc.get("globalDefault")), None)
+            default = next((pc for pc in self.store.shared.list("PriorityClass") if pc.get("globalDefault")), None)
             value = default.get("value", 0) if default else 0
             if default:
                 spec = dict(spec, priorityClassName=default["metadata"]["name"])
@@ -128,6 +128,6 @@ class EmbeddedApi:
         if kind is None or not kind.namespaced:
             return
         namespace = (obj.get("metadata") or {}).get("namespace") or "default"
-        if self.store.get("Namespace", namespace) is None:
+        if self.store.shared.get("Namespace", namespace) is None:
             self.store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace},
                                "status": {"phase": "Active"}})

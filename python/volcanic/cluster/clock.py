@@ -15,7 +15,9 @@ EPOCH = 1704067200.0  # 2024-01-01T00:00:00Z
 
 
 class VirtualClock:
-    """Unix seconds from `start`, and a heap of timers ordered by (due, last, creation)."""
+    """Unix seconds from `start`, and a heap of timers ordered by (due, last, creation): the
+    heap holds (due, last, seq, timer) tuples, compared in C (seq is unique, so timers
+    themselves are never compared)."""
 
     def __init__(self, start: float = EPOCH) -> None:
         self.start = start
@@ -23,7 +25,7 @@ class VirtualClock:
         self._seq = 0
         self.fired = 0  # timers run so far: what a simulation costs, beside what it does
         self._passed = float("-inf")  # run() is done with every instant up to this one
-        self._timers: list[Timer] = []
+        self._timers: list[tuple[float, bool, int, Timer]] = []
 
     def now(self) -> float:
         return self._now
@@ -34,20 +36,20 @@ class VirtualClock:
             raise ValueError(f"timer delay: must be a finite number, got {delay!r}")
         self._seq += 1
         timer = Timer(self._now + max(0.0, delay), last, self._seq, fn)
-        heapq.heappush(self._timers, timer)
+        heapq.heappush(self._timers, (timer.due, last, self._seq, timer))
         return timer
 
     def next_due(self) -> float | None:
-        while self._timers and self._timers[0].cancelled:
+        while self._timers and self._timers[0][3].cancelled:
             heapq.heappop(self._timers)
-        return self._timers[0].due if self._timers else None
+        return self._timers[0][0] if self._timers else None
 
     def fire_next(self, until: float) -> bool:
         """Moves to the earliest timer due by `until` and runs it; False if there is none."""
         due = self.next_due()
         if due is None or due > until:
             return False
-        timer = heapq.heappop(self._timers)
+        timer = heapq.heappop(self._timers)[3]
         self._now = max(self._now, timer.due)
         self.fired += 1
         timer.fn()

@@ -13,9 +13,9 @@ What it promises, as the Kubernetes API server does:
   events in commit order.
 
 Objects are copied on the way in and out of get/list, so callers never share state with
-the store. Watch events, and what create/update/update_status/bind return, are the
-committed objects themselves, which are never changed after commit: treat them as
-read-only (copy with clone() to change one). Costs: get, create, update and delete
+the store. Watch events, what create/update/update_status/bind return and what `shared`
+reads are the committed objects themselves, which are never changed after commit: treat
+them as read-only (copy with clone() to change one). Costs: get, create, update and delete
 are O(size of the object); list is O(objects of the kind); a cascade is O(dependents).
 Deterministic: uids and resourceVersions come from counters, times from the clock.
 """
@@ -23,6 +23,7 @@ Deterministic: uids and resourceVersions come from counters, times from the cloc
 from __future__ import annotations
 
 from concurrent.futures import Future
+import hashlib
 from typing import Any, Callable, Iterable
 import uuid
 
@@ -34,6 +35,16 @@ from volcanic.kube.objects import Key, Obj, clone
 from volcanic.kube.store import Watch, done
 
 _UID_NAMESPACE = uuid.UUID("6f1c2a52-8d0e-4c5b-9a55-2f0e4c7d9b10")
+
+
+def uid_of(n: int) -> str:
+    """str(uuid.uuid5(_UID_NAMESPACE, str(n))), without building a UUID object (a replay
+    makes one per object)."""
+    digest = bytearray(hashlib.sha1(_UID_NAMESPACE.bytes + str(n).encode()).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
+    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
+    h = digest.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _check_shape(obj: Obj, kind: Kind, meta: dict) -> None:
@@ -60,6 +71,24 @@ def _check_shape(obj: Obj, kind: Kind, meta: dict) -> None:
             raise InvalidObject(f"{where}: {field}: must be a map")
 
 
+class SharedReads:
+    """Reads of a MemoryStore that hand out the committed objects themselves, read-only, as
+    an informer's cache does: for readers that only look (admission, the embedded API's own
+    checks), at no copy."""
+
+    def __init__(self, objects: dict[str, dict[Key, Obj]]) -> None:
+        self._objects = objects
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
+        k = kind_named(kind)
+        return self._objects[k.name].get(MemoryStore._key(k, name, namespace))
+
+    def list(self, kind: str, namespace: str | None = None) -> list[Obj]:
+        k = kind_named(kind)
+        return [o for key, o in sorted(self._objects[k.name].items())
+                if namespace is None or not k.namespaced or key[0] == namespace]
+
+
 class MemoryStore:
     """The embedded API server's storage. `clock` returns Unix seconds."""
 
@@ -70,17 +99,15 @@ class MemoryStore:
         self._version = 0
         self._uids = 0
         self._watches: list[Watch] = []
+        self.shared = SharedReads(self._objects)  # a Lister of the committed objects, not copies
 
     # Reads.
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
-        k = kind_named(kind)
-        obj = self._objects[k.name].get(self._key(k, name, namespace))
+        obj = self.shared.get(kind, name, namespace)
         return clone(obj) if obj is not None else None
 
     def list(self, kind: str, namespace: str | None = None) -> list[Obj]:
-        k = kind_named(kind)
-        return [clone(o) for key, o in sorted(self._objects[k.name].items())
-                if namespace is None or not k.namespaced or key[0] == namespace]
+        return [clone(o) for o in self.shared.list(kind, namespace)]
 
     def watch(self, kinds: Iterable[str] | None = None) -> Watch:
         """Every stored object of `kinds` as ADDED, then every change (see kube.store.Watch)."""
@@ -102,7 +129,7 @@ class MemoryStore:
         if key in self._objects[kind.name]:
             raise AlreadyExists(kind.name, key[0], key[1], f'{kind.name} "{key[1]}" already exists')
         self._uids += 1
-        meta["uid"] = str(uuid.uuid5(_UID_NAMESPACE, str(self._uids)))
+        meta["uid"] = uid_of(self._uids)
         meta["generation"] = 1
         meta["creationTimestamp"] = rfc3339(self._clock())
         meta.pop("deletionTimestamp", None)

@@ -64,19 +64,19 @@ def _quota_tracked(name: str) -> bool:
     return "/" in name and not name.startswith("requests.") and "kubernetes.io/" not in name
 
 
-def pod_requests(pod: Obj) -> quantity.Resources:
-    """GetPodQuotaUsage's compute resources: the pod's requests, nothing for a terminal pod.
-    The quota's object counts (count/pods, pods, requests.*, limits.*) are left out: see
-    the module docstring."""
+def pod_requests(pod: Obj) -> dict[str, tuple[int, str]]:
+    """GetPodQuotaUsage's compute resources: the pod's requests (milli-units, format), nothing
+    for a terminal pod. The quota's object counts (count/pods, pods, requests.*, limits.*) are
+    left out: see the module docstring."""
     if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
         return {}
-    return {name: q for name, q in quantity.pod_requests(pod.get("spec") or {}).items() if _quota_tracked(name)}
+    return {name: q for name, q in quantity.pod_requests_milli(pod.get("spec") or {}).items() if _quota_tracked(name)}
 
 
 def min_resources(pod: Obj, min_member: int) -> dict[str, str]:
     """util.CalTaskRequests: the pod's requests added min_member times."""
-    return {name: quantity.format_quantity((value * min_member, fmt))
-            for name, (value, fmt) in sorted(pod_requests(pod).items()) if min_member > 0}
+    return {name: quantity.format_nanos(milli * min_member * 1_000_000, fmt)
+            for name, (milli, fmt) in sorted(pod_requests(pod).items()) if min_member > 0}
 
 
 def podgroup_name(pod: Obj) -> str:

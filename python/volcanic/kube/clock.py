@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 import functools
+import time
 from typing import Callable, Protocol
 
 
@@ -49,7 +50,13 @@ def rfc3339(seconds: float) -> str:
 
 @functools.lru_cache(maxsize=4096)  # many writes share a second
 def _rfc3339(seconds: int) -> str:
-    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    day, s = divmod(seconds, 86400)
+    return f"{_date(day)}T{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}Z"
+
+
+@functools.lru_cache(maxsize=1024)  # a simulation's writes cover few days, each many seconds
+def _date(day: int) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(day * 86400))
 
 
 def rfc3339_micro(seconds: float) -> str:

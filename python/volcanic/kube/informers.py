@@ -51,8 +51,13 @@ class Informers:
         self.errors: list[str] = []
         self.watch = store.watch(self.kinds)
         self._cache: dict[str, dict[Key, Obj]] = {k: {} for k in self.kinds}
-        self._indexes = {ki: fn for ki, fn in (indexes or {}).items() if ki[0] in self._cache}
-        self._index: dict[tuple[str, str], dict[str, dict[Key, Obj]]] = {ki: {} for ki in self._indexes}
+        self._index: dict[tuple[str, str], dict[str, dict[Key, Obj]]] = {
+            ki: {} for ki in (indexes or {}) if ki[0] in self._cache}
+        # kind -> (its index's buckets, the function filing an object in them)
+        self._indexes: dict[str, list[tuple[dict[str, dict[Key, Obj]], IndexFn]]] = {k: [] for k in self.kinds}
+        for ki, fn in (indexes or {}).items():
+            if ki in self._index:
+                self._indexes[ki[0]].append((self._index[ki], fn))
         self._handlers: dict[str, list[Handler]] = {k: [] for k in self.kinds}
 
     def add_handler(self, kind: str, handler: Handler) -> None:
@@ -122,18 +127,16 @@ class Informers:
     def _put(self, kind: str, obj: Obj) -> None:
         key = key_of(obj)
         self._cache[kind][key] = obj
-        for (k, name), fn in self._indexes.items():
-            if k == kind:
-                for value in fn(obj):
-                    self._index[(k, name)].setdefault(value, {})[key] = obj
+        for buckets, fn in self._indexes[kind]:
+            for value in fn(obj):
+                buckets.setdefault(value, {})[key] = obj
 
     def _drop(self, kind: str, key: Key) -> None:
         obj = self._cache[kind].pop(key)
-        for (k, name), fn in self._indexes.items():
-            if k == kind:
-                for value in fn(obj):
-                    bucket = self._index[(k, name)].get(value)
-                    if bucket is not None:
-                        bucket.pop(key, None)
-                        if not bucket:
-                            del self._index[(k, name)][value]
+        for buckets, fn in self._indexes[kind]:
+            for value in fn(obj):
+                bucket = buckets.get(value)
+                if bucket is not None:
+                    bucket.pop(key, None)
+                    if not bucket:
+                        del buckets[value]

@@ -34,22 +34,30 @@ def parse_quantity(value: Any, where: str = "quantity") -> Quantity:
 def format_quantity(q: Quantity) -> str:
     """Quantity.String(): the canonical form in the quantity's format."""
     value, fmt = q
-    if value == 0:
+    if _NANO % value.denominator:  # finer than nanos (parse_quantity never gives one): as is
+        return _decimal("-" if value < 0 else "", (abs(value) * _NANO).numerator, -9, fmt)
+    return format_nanos(value.numerator * (_NANO // value.denominator), fmt)
+
+
+def format_nanos(nanos: int, fmt: str) -> str:
+    """format_quantity of nanos / 10^9, in integers only (no Fraction: the controllers format
+    a pod's requests for every PodGroup they make)."""
+    if nanos == 0:
         return "0"
-    sign, value = ("-" if value < 0 else ""), abs(value)
-    if fmt == "BinarySI" and value >= 1024 and value.denominator == 1:
-        n, k = value.numerator, 0
+    sign, nanos = ("-" if nanos < 0 else ""), abs(nanos)
+    if fmt == "BinarySI" and nanos >= 1024 * _NANO and nanos % _NANO == 0:
+        n, k = nanos // _NANO, 0
         while k < 6 and n % 1024 == 0:
             n, k = n // 1024, k + 1
         return f"{sign}{n}{_BINARY_SUFFIX.get(k, '')}"
-    # The largest exponent (a multiple of 3, -9..18) with a whole mantissa, in integers.
+    # The largest exponent (a multiple of 3, -9..18) with a whole mantissa.
     exponent = -9
-    if _NANO % value.denominator:  # finer than nanos (parse_quantity never gives one): as is
-        mantissa = (value * _NANO).numerator
-    else:
-        mantissa = value.numerator * (_NANO // value.denominator)
-        while exponent < 18 and mantissa % 1000 == 0:
-            mantissa, exponent = mantissa // 1000, exponent + 3
+    while exponent < 18 and nanos % 1000 == 0:
+        nanos, exponent = nanos // 1000, exponent + 3
+    return _decimal(sign, nanos, exponent, fmt)
+
+
+def _decimal(sign: str, mantissa: int, exponent: int, fmt: str) -> str:
     if fmt == "DecimalExponent":
         return f"{sign}{mantissa}" + (f"e{exponent}" if exponent else "")
     return f"{sign}{mantissa}{_DECIMAL_SUFFIX[exponent]}"
@@ -68,7 +76,12 @@ def pod_requests(spec: dict, where: str = "spec") -> Resources:
     PodRequests, sidecar init containers included, plus overhead; a missing request defaults to
     the limit), at the engine's precision (milli-units, whole bytes). ValueError names the field
     under `where` for a bad quantity."""
-    return {name: (Fraction(milli, 1000), fmt) for name, (milli, fmt) in _core.pod_requests(spec, where).items()}
+    return {name: (Fraction(milli, 1000), fmt) for name, (milli, fmt) in pod_requests_milli(spec, where).items()}
+
+
+def pod_requests_milli(spec: dict, where: str = "spec") -> dict[str, tuple[int, str]]:
+    """pod_requests in integer milli-units: resource -> (milli, format)."""
+    return _core.pod_requests(spec, where)
 
 
 def add(into: Resources, other: Resources, times: int = 1) -> Resources:

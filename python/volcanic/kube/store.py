@@ -19,18 +19,25 @@ class Watch:
     """A stream of (type, object) events, type ADDED, MODIFIED or DELETED; objects are
     read-only. It starts with an ADDED event for every object that exists when it is opened,
     then has every change in commit order (a list and a watch in one, as client-go's
-    reflector makes them). Filled by the store (from any thread); read with drain()."""
+    reflector makes them). Filled by the store (from any thread); read by one reader with
+    drain() and wait()."""
 
     def __init__(self, kinds: Iterable[str] | None) -> None:
         self.kinds = set(kinds) if kinds is not None else None
         self._events: deque[tuple[str, Obj]] = deque()
         self._ready = threading.Event()
+        # The reader inside wait(): only it needs the event set (setting it takes a lock, a
+        # cost per event for the embedded cluster, whose reader never waits). The waiter
+        # counts itself before it looks for events or a wake, and an offer or a wake leaves
+        # its mark before it looks for the waiter, so one of the two always sees the other.
+        self._waiters = 0
+        self._woken = False
         self.synced = threading.Event()  # set once every object that existed at open was offered
 
     def offer(self, event: str, obj: Obj) -> None:
         if self.kinds is None or obj["kind"] in self.kinds:
             self._events.append((event, obj))
-            if not self._ready.is_set():
+            if self._waiters and not self._ready.is_set():
                 self._ready.set()
 
     def __bool__(self) -> bool:
@@ -38,7 +45,8 @@ class Watch:
 
     def drain(self) -> list[tuple[str, Obj]]:
         """Every event offered so far, oldest first (safe against offers from other threads)."""
-        self._ready.clear()
+        if self._ready.is_set():
+            self._ready.clear()
         events = []
         while self._events:
             events.append(self._events.popleft())
@@ -49,17 +57,25 @@ class Watch:
         if an event is there. With `linger`, an event that ends the wait is given company:
         the reader sleeps that long more, so a burst is taken in one pass (waking a thread
         costs more than handling the event that woke it)."""
-        if self._events:
-            return True
-        if self._ready.wait(timeout) and linger:
-            time.sleep(linger)
+        self._waiters += 1
+        try:
+            if self._events:
+                return True
+            if not self._woken and self._ready.wait(timeout) and linger:
+                time.sleep(linger)
+        finally:
+            self._waiters -= 1
+        self._woken = False
         if not self._events:  # woken without events: the next wait blocks again
             self._ready.clear()
         return bool(self._events)
 
     def wake(self) -> None:
-        """Ends a wait() without an event (a background write the reader waits for is done)."""
-        self._ready.set()
+        """Ends a wait() without an event (a background write the reader waits for is done),
+        or the next one if the reader is not waiting."""
+        self._woken = True
+        if self._waiters:
+            self._ready.set()
 
 
 class Store(Protocol):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import os
 from typing import Any
 
-from volcanic.kube.quantity import pod_requests
+from volcanic.kube.quantity import pod_requests_milli
 
 Obj = dict[str, Any]
 
@@ -45,7 +45,7 @@ VGPU_REGISTER = "volcano.sh/node-vgpu-register"  # a node's cards: "UUID,sharers
 
 def requests_of(pod: Obj) -> dict[str, float]:
     """A pod's requests by the engine's rule, in plain units (cores, bytes, cards, ...)."""
-    return {name: float(q[0]) for name, q in pod_requests(pod["spec"]).items()}
+    return {name: milli / 1000 for name, (milli, _) in pod_requests_milli(pod["spec"]).items()}
 
 
 def gpus_of(requests: dict[str, float]) -> float:

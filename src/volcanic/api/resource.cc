@@ -184,7 +184,7 @@ void Resource::Set(ResourceId id, int64_t value) {
 // (infinite fill or values) take the saturating one. This runs on every
 // placement, several times.
 template <bool kAdd>
-void Combine(absl::InlinedVector<int64_t, 6>& v, int64_t& fill, const Resource& o, int o_size, int64_t o_fill,
+void Combine(Resource::Dims& v, int64_t& fill, const Resource& o, int o_size, int64_t o_fill,
              const int64_t* o_data) {
   if (static_cast<int>(v.size()) < o_size) v.resize(o_size, fill);
   int64_t* d = v.data();

@@ -8,7 +8,8 @@
 // usage, kInfinite for limits (a queue capability that omits a dimension does
 // not bound it, as in Volcano's proportion and capacity plugins).
 // Cost: arithmetic is O(number of distinct resource names), no allocation
-// for up to four dimensions.
+// for up to ten dimensions (the four built-ins, a GPU and Volcano's three
+// vGPU resources fit).
 #pragma once
 
 #include <cstdint>
@@ -78,6 +79,7 @@ class ResourceNameRefs {
 class Resource {
  public:
   static constexpr int64_t kInfinite = INT64_MAX / 4;
+  using Dims = absl::InlinedVector<int64_t, 10>;
 
   Resource() = default;
   static Resource Infinite() {
@@ -121,7 +123,7 @@ class Resource {
   template <typename Op>
   Resource PerDimension(const Resource& o, Op op) const;
 
-  absl::InlinedVector<int64_t, 6> v_;
+  Dims v_;
   int64_t fill_ = 0;
 };
 

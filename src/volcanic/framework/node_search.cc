@@ -1,5 +1,7 @@
 #include "volcanic/framework/node_search.h"
 
+#include <algorithm>
+
 #include "absl/container/btree_set.h"
 #include "absl/container/inlined_vector.h"
 #include "volcanic/framework/session.h"
@@ -24,6 +26,7 @@ struct NodeSearch::ClassIndex {
   std::vector<Key> key;                // per node; group kNoFit when not ranked
   std::vector<absl::InlinedVector<int, 2>> reasons;  // per node, when not fitting
   size_t cursor = 0;                   // into change_log_
+  uint64_t last_use = 0;               // Memory::uses at its last Index()
   bool errors_valid = false;
   FitErrors errors;
 };
@@ -112,11 +115,20 @@ NodeSearch::Result NodeSearch::FindGeneric(const TaskInfo& task, bool resource_c
   return {};
 }
 
+size_t NodeSearch::KeptClasses() const {
+  return std::max(kMinKeptClasses, kKeptEvaluations / std::max<size_t>(ssn_.nodes().size(), 1));
+}
+
 NodeSearch::ClassIndex& NodeSearch::Index(const TaskInfo& task) {
   scratch_indices_.clear();
   auto it = m_.classes.find(task.class_key);
   if (it == m_.classes.end()) {
-    if (m_.classes.size() >= kKeptClasses) m_.classes.clear();
+    if (m_.classes.size() >= KeptClasses()) {
+      auto lru = std::min_element(m_.classes.begin(), m_.classes.end(), [](const auto& a, const auto& b) {
+        return a.second->last_use < b.second->last_use;
+      });
+      m_.classes.erase(lru);
+    }
     it = m_.classes.emplace(task.class_key, std::make_unique<ClassIndex>()).first;
     ClassIndex& fresh = *it->second;
     size_t n = ssn_.nodes().size();
@@ -127,6 +139,7 @@ NodeSearch::ClassIndex& NodeSearch::Index(const TaskInfo& task) {
     fresh.cursor = change_log_.size();
   }
   ClassIndex& ci = *it->second;
+  ci.last_use = ++m_.uses;
   for (; ci.cursor < change_log_.size(); ++ci.cursor) {
     int i = change_log_[ci.cursor];
     uint64_t version = ssn_.nodes()[i]->version;

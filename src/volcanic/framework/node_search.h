@@ -41,8 +41,10 @@ class NodeSearch {
     ~Memory();
     uint64_t generation = 0;  // the cache's node_generation the indexes are for
     // By class key, not id: a class whose pods are all gone (its id freed) is
-    // found again when its next pod comes. At most kKeptClasses, then emptied.
+    // found again when its next pod comes. Each holds O(nodes): at most
+    // KeptClasses(), the least recently used going first.
     absl::flat_hash_map<std::string, std::unique_ptr<ClassIndex>> classes;
+    uint64_t uses = 0;  // Index() calls: a class's last one orders eviction
     std::vector<std::string> reason_names;
     absl::flat_hash_map<std::string, int> reason_ids;
     std::vector<int> insufficient_ids;  // by resource id, -1 until interned
@@ -67,7 +69,11 @@ class NodeSearch {
   void set_indexing(bool on) { indexing_ = on; }
 
  private:
-  static constexpr size_t kKeptClasses = 64;  // each holds O(nodes)
+  // Node evaluations kept over all classes (about 50 bytes each), and the
+  // classes kept however many nodes there are.
+  static constexpr size_t kKeptEvaluations = size_t{1} << 19;
+  static constexpr size_t kMinKeptClasses = 64;
+  size_t KeptClasses() const;
   enum Fit { kNoFit = -1, kFitIdle = 0, kFitFuture = 1 };
 
   // On a failed resource check *short_of is the resource (reasons are left

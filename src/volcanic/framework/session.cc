@@ -1,5 +1,6 @@
 #include "volcanic/framework/session.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 
@@ -418,19 +419,22 @@ void Session::UpdatePodGroupCondition(JobInfo* job, PodGroupCondition c) {
     gang_unschedulable_.emplace_back(job, c.message);
     unschedulable_now_.insert(job);
   }
-  open_conditions_.try_emplace(job, job->conditions);
+  auto old = std::find_if(job->conditions.begin(), job->conditions.end(),
+                          [&](const PodGroupCondition& o) { return o.type == c.type; });
+  // Changed only in time and transition ID: not rewritten (Volcano's JobUpdater
+  // skips such updates), so it keeps its old stamps.
+  if (old != job->conditions.end() && old->status == c.status && old->reason == c.reason &&
+      old->message == c.message)
+    return;
+  open_conditions_.try_emplace(job, job->conditions);  // as at open, for RollBack
   if (now_stamp_.empty()) now_stamp_ = FormatTimestamp(opts_.now_ms);
   c.transition_id = opts_.uid;
   c.last_transition_time = now_stamp_;
-  for (auto& old : job->conditions) {
-    if (old.type == c.type) {
-      // Changed only in time and transition ID: not rewritten (Volcano's JobUpdater
-      // skips such updates), so it keeps its old stamps.
-      if (old.status != c.status || old.reason != c.reason || old.message != c.message) old = std::move(c);
-      return;
-    }
+  if (old != job->conditions.end()) {
+    *old = std::move(c);
+  } else {
+    job->conditions.push_back(std::move(c));
   }
-  job->conditions.push_back(std::move(c));
 }
 
 }  // namespace volcanic

@@ -8,6 +8,8 @@
 // 100 × weight everywhere), PodTopologySpread when the pod has no
 // ScheduleAnyway constraint (then it adds nothing).
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "volcanic/framework/session.h"
@@ -41,12 +43,7 @@ class NodeOrderPlugin : public Plugin {
 
   void OnSessionOpen(PluginHandle& h) override {
     Session& ssn = h.session();
-    for (NodeInfo* n : ssn.nodes())
-      for (const Taint& t : n->taints)
-        if (t.effect == "PreferNoSchedule") {
-          prefer_no_schedule_.push_back(n);
-          break;
-        }
+    nodes_ = ssn.nodes();
     h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) { return Score(t, n); },
         [](const TaskInfo&) { return true; });
     if (w_.spread != 0) spread_ = std::make_unique<TopologySpreadScore>(ssn);
@@ -113,14 +110,30 @@ class NodeOrderPlugin : public Plugin {
   bool TaintsUniform(const TaskInfo& t) {
     auto [it, inserted] = uniform_.try_emplace(t.class_id, true);
     if (inserted)
-      for (const NodeInfo* n : prefer_no_schedule_)
+      for (const NodeInfo* n : PreferNoScheduleNodes())
         if (t.placement->CountIntolerablePreferNoSchedule(n->taints) > 0) it->second = false;
     return it->second;
   }
 
+  // Found on first use, not at open: a session that places nothing (most of
+  // them) then costs nothing per node.
+  const std::vector<const NodeInfo*>& PreferNoScheduleNodes() {
+    if (!prefer_no_schedule_) {
+      prefer_no_schedule_.emplace();
+      for (const NodeInfo* n : nodes_)
+        for (const Taint& t : n->taints)
+          if (t.effect == "PreferNoSchedule") {
+            prefer_no_schedule_->push_back(n);
+            break;
+          }
+    }
+    return *prefer_no_schedule_;
+  }
+
   Weights w_;
   std::unique_ptr<TopologySpreadScore> spread_;  // when its weight is not 0
-  std::vector<const NodeInfo*> prefer_no_schedule_;
+  absl::Span<NodeInfo* const> nodes_;            // the session's
+  std::optional<std::vector<const NodeInfo*>> prefer_no_schedule_;
   absl::flat_hash_map<int32_t, bool> uniform_;  // by task class
 };
 
