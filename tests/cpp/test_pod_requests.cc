@@ -28,7 +28,7 @@ json SidecarPod(const std::string& name) {
 }
 
 int64_t MilliCpu(const json& spec) {
-  Fields f("Pod ns/p");
+  Fields f;
   auto r = ComputePodRequests(spec, f, "spec");
   INFO(r.status().ToString());
   REQUIRE(r.ok());
@@ -66,7 +66,7 @@ TEST_CASE("pod requests: a missing request defaults to its limit; extended resou
   json spec = {{"containers", {{{"name", "a"}, {"resources", {{"limits", {{"cpu", "1"}, {"example.com/fpga", "2"}}}}}}}},
                {"initContainers", {{{"name", "s"}, {"restartPolicy", "Always"},
                                     {"resources", {{"requests", {{"example.com/fpga", "1"}}}}}}}}};
-  Fields f("Pod ns/p");
+  Fields f;
   auto r = ComputePodRequests(spec, f, "spec");
   REQUIRE(r.ok());
   ResourceNameRefs names = f.TakeResourceNames();
@@ -77,7 +77,7 @@ TEST_CASE("pod requests: a missing request defaults to its limit; extended resou
 TEST_CASE("pod requests: each resource keeps Kubernetes' quantity format", "[pod_requests]") {
   json spec = {{"containers", {{{"name", "a"}, {"resources", {{"requests", {{"memory", "1Gi"}, {"cpu", "1e0"}}}}}}}},
                {"initContainers", {{{"name", "i"}, {"resources", {{"requests", {{"memory", "3G"}}}}}}}}};
-  Fields f("Pod ns/p");
+  Fields f;
   auto r = ComputePodRequests(spec, f, "spec");
   REQUIRE(r.ok());
   CHECK(r->requests.FormatOf(kMemory) == QuantityFormat::kDecimalSI);  // the larger init's

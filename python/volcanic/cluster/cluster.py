@@ -135,7 +135,8 @@ class Cluster:
         self.api = EmbeddedApi(self._store, admission if admission is not None else volcano_chain(AdmissionConf(scheduler_names=(SCHEDULER_NAME,))))
         self.api.create({"kind": "Namespace", "metadata": {"name": "default"}, "status": {"phase": "Active"}})
         ensure_default_queues(self.api)
-        self.informers = Informers(self.api, KINDS, INDEXES)
+        # Events are written, never read by a component: not watched (a replay writes one per pod).
+        self.informers = Informers(self.api, [k for k in KINDS if k != "Event"], INDEXES)
         ctx = Context(store=self.api, lister=self.informers, clock=self._clock,
                       scheduler_names=(SCHEDULER_NAME,))
         self.scheduler = SchedulerLoop(self.api, self.informers, self._clock, _load_conf(conf), schedule_period,

@@ -22,7 +22,6 @@ from volcanic.kube.events import Recorder
 from volcanic.controllers.runtime import Context, Controller
 from volcanic.kube.clock import Timer, rfc3339
 from volcanic.kube.informers import Handler
-from volcanic.kube.objects import clone
 
 START_DELAY = "volcanic/sim-start-delay"
 DURATION = "volcanic/sim-duration"
@@ -107,7 +106,7 @@ class Kubelets(Controller):
             return
         now = rfc3339(self.ctx.clock.now())
         self._ips += 1
-        status = clone(pod.get("status") or {})
+        status = dict(pod.get("status") or {})  # fields are replaced, never changed in place
         status.update(phase="Running", startTime=now, hostIP=self._host_ip(node),
                       podIP=f"10.{self._ips >> 16 & 255}.{self._ips >> 8 & 255}.{self._ips & 255}",
                       conditions=self._conditions(status, now, ready=True),
@@ -127,7 +126,7 @@ class Kubelets(Controller):
         code = self._exit_code(pod)
         policy = pod["spec"].get("restartPolicy") or "Always"
         now = rfc3339(self.ctx.clock.now())
-        status = clone(pod.get("status") or {})
+        status = dict(pod.get("status") or {})  # fields are replaced, never changed in place
         restarts = max((c.get("restartCount", 0) for c in status.get("containerStatuses") or []), default=0)
         terminated = {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
                                      "finishedAt": now, "startedAt": status.get("startTime", now)}}
@@ -150,7 +149,7 @@ class Kubelets(Controller):
 
     def _restart(self, pod: dict) -> None:
         now = rfc3339(self.ctx.clock.now())
-        status = clone(pod.get("status") or {})
+        status = dict(pod.get("status") or {})  # fields are replaced, never changed in place
         status["containerStatuses"] = [
             dict(c, ready=True, restartCount=c.get("restartCount", 0) + 1, state={"running": {"startedAt": now}})
             for c in status.get("containerStatuses") or []]
@@ -164,7 +163,7 @@ class Kubelets(Controller):
             if (pod.get("status") or {}).get("phase") in TERMINAL:
                 continue
             self._pod_deleted(pod)
-            status = clone(pod.get("status") or {})
+            status = dict(pod.get("status") or {})  # fields are replaced, never changed in place
             status.update(phase="Failed", reason="NodeLost",
                           message=f"Node {node_name} which was running pod {pod['metadata']['name']} "
                                   "is unresponsive",

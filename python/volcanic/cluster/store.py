@@ -50,25 +50,27 @@ def uid_of(n: int) -> str:
 def _check_shape(obj: Obj, kind: Kind, meta: dict) -> None:
     """What the API server's validation and structural schemas refuse before anything else:
     labels and annotations that are not string maps, a spec or status that is not a map."""
-    where = f"{kind.name} {meta.get('namespace', '') + '/' if meta.get('namespace') else ''}{meta['name']}"
+    def invalid(message: str) -> InvalidObject:
+        namespace = meta.get("namespace")
+        return InvalidObject(f"{kind.name} {namespace + '/' if namespace else ''}{meta['name']}: {message}")
     for field in ("labels", "annotations"):
         value = meta.get(field)
         if value is None:
             continue
         if not isinstance(value, dict):
-            raise InvalidObject(f"{where}: metadata.{field}: must be a map of strings")
+            raise invalid(f"metadata.{field}: must be a map of strings")
         for k, v in value.items():
             if not isinstance(k, str) or not isinstance(v, str):
-                raise InvalidObject(f"{where}: metadata.{field}.{k}: must be a string, got {v!r}")
+                raise invalid(f"metadata.{field}.{k}: must be a string, got {v!r}")
     for field in ("ownerReferences", "finalizers"):
         if meta.get(field) is not None and not isinstance(meta[field], list):
-            raise InvalidObject(f"{where}: metadata.{field}: must be a list")
-    for i, ref in enumerate(meta.get("ownerReferences") or []):
+            raise invalid(f"metadata.{field}: must be a list")
+    for i, ref in enumerate(meta.get("ownerReferences") or ()):
         if not isinstance(ref, dict):
-            raise InvalidObject(f"{where}: metadata.ownerReferences[{i}]: must be a map")
+            raise invalid(f"metadata.ownerReferences[{i}]: must be a map")
     for field in ("spec", "status"):
         if obj.get(field) is not None and not isinstance(obj[field], dict):
-            raise InvalidObject(f"{where}: {field}: must be a map")
+            raise invalid(f"{field}: must be a map")
 
 
 class SharedReads:
@@ -241,10 +243,13 @@ class MemoryStore:
         self._version += 1
         obj["metadata"]["resourceVersion"] = str(self._version)
         old = self._objects[kind.name].get(key)
-        if old is not None:
+        refs = obj["metadata"].get("ownerReferences")
+        reindex = old is None or old["metadata"].get("ownerReferences") is not refs  # a status write keeps them
+        if old is not None and reindex:
             self._index_owners(kind, key, old, add=False)
         self._objects[kind.name][key] = obj
-        self._index_owners(kind, key, obj, add=True)
+        if reindex:
+            self._index_owners(kind, key, obj, add=True)
         for w in self._watches:
             w.offer(event, obj)
         return obj

@@ -19,12 +19,12 @@ from volcanic.kube.objects import Obj, label
 from volcanic.kube.store import Store
 
 
-def _job_of_pod(pod: Obj) -> Iterable[str]:
+def _job_of_pod(pod: Obj) -> list[str]:
     job = label(pod, keys.JOB_NAME)
     return [f"{pod['metadata']['namespace']}/{job}"] if job else []
 
 
-def _restarted_task_of_pod(pod: Obj) -> Iterable[str]:
+def _restarted_task_of_pod(pod: Obj) -> list[str]:
     """"ns/job/task" for a Pending or Running pod of a Volcano Job with a restarted container:
     the job controller sums their restarts on every pod update (its TaskFailed check), and most
     tasks have none, so the sum is over this index and not over all the task's pods."""
@@ -38,14 +38,14 @@ def _restarted_task_of_pod(pod: Obj) -> Iterable[str]:
     return [f"{job}/{task}" for job in _job_of_pod(pod)] if isinstance(task, str) else []
 
 
-def _parent_of_queue(q: Obj) -> Iterable[str]:
+def _parent_of_queue(q: Obj) -> list[str]:
     if q["metadata"]["name"] == "root":
         return []
     parent = (q.get("spec") or {}).get("parent") or "root"
     return [parent] if isinstance(parent, str) else []
 
 
-def _node_of_pod(pod: Obj) -> Iterable[str]:
+def _node_of_pod(pod: Obj) -> list[str]:
     node = (pod.get("spec") or {}).get("nodeName")
     return [node] if node and isinstance(node, str) else []
 

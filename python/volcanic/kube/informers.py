@@ -8,13 +8,13 @@ O(handlers + indexes of its kind); `by_index` is O(result).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Protocol
+from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
 from volcanic.kube.kinds import KINDS
 from volcanic.kube.objects import Key, Obj, key_of
 from volcanic.kube.store import Store
 
-IndexFn = Callable[[Obj], Iterable[str]]
+IndexFn = Callable[[Obj], Sequence[str]]  # kept with the object until it is dropped
 Indexes = Mapping[tuple[str, str], IndexFn]  # (kind, index name) -> values an object is filed under
 
 
@@ -58,14 +58,22 @@ class Informers:
         for ki, fn in (indexes or {}).items():
             if ki in self._index:
                 self._indexes[ki[0]].append((self._index[ki], fn))
-        self._handlers: dict[str, list[Handler]] = {k: [] for k in self.kinds}
+        # kind -> key -> the values each of its kind's indexes filed the cached object under
+        self._filed: dict[str, dict[Key, list[Sequence[str]]]] = {k: {} for k in self.kinds}
+        # kind -> the handlers' callbacks per event (handlers without one are left out)
+        self._on_add: dict[str, list[Callable[[Obj], None]]] = {k: [] for k in self.kinds}
+        self._on_update: dict[str, list[Callable[[Obj, Obj], None]]] = {k: [] for k in self.kinds}
+        self._on_delete: dict[str, list[Callable[[Obj], None]]] = {k: [] for k in self.kinds}
 
     def add_handler(self, kind: str, handler: Handler) -> None:
         """Handlers see events from now on; objects already cached are replayed as adds."""
-        self._handlers[kind].append(handler)
+        for fn, fns in ((handler.on_add, self._on_add), (handler.on_update, self._on_update),
+                        (handler.on_delete, self._on_delete)):
+            if fn is not None:
+                fns[kind].append(fn)
         if handler.on_add:
             for obj in list(self._cache[kind].values()):
-                self._call(handler.on_add, obj)
+                self._call((handler.on_add,), obj)
 
     def pump(self) -> bool:
         """Delivers every pending watch event; returns whether there was any."""
@@ -85,28 +93,27 @@ class Informers:
             self._drop(kind, key)
             if "resourceVersion" not in obj["metadata"]:
                 obj = old  # a re-list's tombstone: the last state known
-            for h in self._handlers[kind]:
-                if h.on_delete:
-                    self._call(h.on_delete, obj)
+            self._call(self._on_delete[kind], obj)
             return
-        if old is not None:
-            if old["metadata"].get("resourceVersion") == obj["metadata"].get("resourceVersion"):
-                return  # replayed by a re-list: nothing changed
-            self._drop(kind, key)
+        if old is None:
+            self._put(kind, obj)
+            self._call(self._on_add[kind], obj)
+            return
+        if old["metadata"].get("resourceVersion") == obj["metadata"].get("resourceVersion"):
+            return  # replayed by a re-list: nothing changed
+        self._drop(kind, key)
         self._put(kind, obj)
-        for h in self._handlers[kind]:
-            if old is None and h.on_add:
-                self._call(h.on_add, obj)
-            elif old is not None and h.on_update:
-                self._call(h.on_update, old, obj)
+        self._call(self._on_update[kind], old, obj)
 
-    def _call(self, fn: Callable[..., None], *objs: Obj) -> None:
-        try:
-            fn(*objs)
-        except Exception as e:  # noqa: BLE001 - see the class docstring
-            meta = objs[-1]["metadata"]
-            self.errors.append(f"{getattr(fn, '__qualname__', fn)}: {objs[-1]['kind']} "
-                               f"{meta.get('namespace', '')}/{meta['name']}: {type(e).__name__}: {e}")
+    def _call(self, fns: Iterable[Callable[..., None]], *objs: Obj) -> None:
+        """Calls each of `fns` with `objs`; one that raises is recorded and the next called."""
+        for fn in fns:
+            try:
+                fn(*objs)
+            except Exception as e:  # noqa: BLE001 - see the class docstring
+                meta = objs[-1]["metadata"]
+                self.errors.append(f"{getattr(fn, '__qualname__', fn)}: {objs[-1]['kind']} "
+                                   f"{meta.get('namespace', '')}/{meta['name']}: {type(e).__name__}: {e}")
 
     # Lister.
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
@@ -127,14 +134,24 @@ class Informers:
     def _put(self, kind: str, obj: Obj) -> None:
         key = key_of(obj)
         self._cache[kind][key] = obj
-        for buckets, fn in self._indexes[kind]:
-            for value in fn(obj):
+        indexes = self._indexes[kind]
+        if not indexes:
+            return
+        filed = []
+        for buckets, fn in indexes:
+            values = fn(obj)
+            filed.append(values)
+            for value in values:
                 buckets.setdefault(value, {})[key] = obj
+        self._filed[kind][key] = filed
 
     def _drop(self, kind: str, key: Key) -> None:
-        obj = self._cache[kind].pop(key)
-        for buckets, fn in self._indexes[kind]:
-            for value in fn(obj):
+        self._cache[kind].pop(key)
+        indexes = self._indexes[kind]
+        if not indexes:
+            return
+        for (buckets, _), values in zip(indexes, self._filed[kind].pop(key)):
+            for value in values:
                 bucket = buckets.get(value)
                 if bucket is not None:
                     bucket.pop(key, None)

@@ -47,8 +47,8 @@ class StatusWrites:
 
     def wrote(self, obj: Obj) -> bool:
         """Whether obj, as the watch brings it, is this writer's last answered write of it."""
-        version = resource_version(obj)
-        return version is not None and self._answers.get((obj["kind"], key_of(obj))) == version
+        answered = self._answers.get((obj["kind"], key_of(obj)))
+        return answered is not None and answered == resource_version(obj)
 
     def collect(self) -> list[tuple[StatusWrite, Obj | Exception]]:
         """The writes answered since the last call, each with the written object or the

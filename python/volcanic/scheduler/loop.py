@@ -52,7 +52,7 @@ from volcanic.kube.clock import Clock, Timer, rfc3339
 from volcanic.kube.errors import StoreError
 from volcanic.kube.events import Recorder
 from volcanic.kube.informers import Handler, Informers
-from volcanic.kube.objects import clone, describe
+from volcanic.kube.objects import describe
 from volcanic.kube.status_writes import StatusWrite, StatusWrites
 from volcanic.kube.store import Store
 from volcanic.scheduler.engine import SCHEDULER_KINDS, Decisions, Scheduler
@@ -281,7 +281,7 @@ class SchedulerLoop:
             if pod is None:
                 self.engine.forget(key)
                 continue
-            status = clone(pod.get("status") or {})
+            status = dict(pod.get("status") or {})  # conditions are replaced, not changed
             status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"]
             status["conditions"].append({"type": "DisruptionTarget", "status": "True", "lastTransitionTime": now,
                                          "reason": "PreemptionByScheduler",

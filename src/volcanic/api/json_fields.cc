@@ -16,9 +16,21 @@ const char* TypeName(const json& v) { return v.type_name(); }
 
 }  // namespace
 
+std::string DescribeObject(const json& obj) {
+  std::string kind = "Object";
+  if (obj.is_object() && obj.contains("kind") && obj["kind"].is_string()) kind = obj["kind"].get<std::string>();
+  std::string name = "<unnamed>", ns;
+  if (obj.is_object() && obj.contains("metadata") && obj["metadata"].is_object()) {
+    const json& m = obj["metadata"];
+    if (m.contains("name") && m["name"].is_string()) name = m["name"].get<std::string>();
+    if (m.contains("namespace") && m["namespace"].is_string()) ns = m["namespace"].get<std::string>();
+  }
+  return ns.empty() ? absl::StrCat(kind, " ", name) : absl::StrCat(kind, " ", ns, "/", name);
+}
+
 absl::Status Fields::Error(const std::string& path, const std::string& message) const {
-  if (object_.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", message));
-  return absl::InvalidArgumentError(absl::StrCat(object_, ": ", path, ": ", message));
+  if (!object_) return absl::InvalidArgumentError(absl::StrCat(path, ": ", message));
+  return absl::InvalidArgumentError(absl::StrCat(DescribeObject(*object_), ": ", path, ": ", message));
 }
 
 bool Fields::Has(const json& base, const std::string& key) {

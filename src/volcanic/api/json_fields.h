@@ -16,9 +16,15 @@ namespace volcanic {
 
 using nlohmann::json;
 
+// "Kind ns/name" or "Kind name", for messages; never fails.
+std::string DescribeObject(const json& obj);
+
 class Fields {
  public:
-  explicit Fields(std::string object) : object_(std::move(object)) {}
+  Fields() = default;  // messages name the field only
+  // Messages name `object` (DescribeObject), found only when there is one to write.
+  explicit Fields(const json& object) : object_(&object) {}
+  explicit Fields(const json&& object) = delete;  // it must outlive the Fields
 
   absl::Status Error(const std::string& path, const std::string& message) const;
 
@@ -49,7 +55,7 @@ class Fields {
   static bool Has(const json& base, const std::string& key);
 
  private:
-  std::string object_;
+  const json* object_ = nullptr;
   mutable ResourceNameRefs names_;
 };
 

@@ -272,18 +272,6 @@ absl::StatusOr<int32_t> ToInt32(const Fields& f, const std::string& path, int64_
 
 }  // namespace
 
-std::string DescribeObject(const json& obj) {
-  std::string kind = "Object";
-  if (obj.is_object() && obj.contains("kind") && obj["kind"].is_string()) kind = obj["kind"].get<std::string>();
-  std::string name = "<unnamed>", ns;
-  if (obj.is_object() && obj.contains("metadata") && obj["metadata"].is_object()) {
-    const json& m = obj["metadata"];
-    if (m.contains("name") && m["name"].is_string()) name = m["name"].get<std::string>();
-    if (m.contains("namespace") && m["namespace"].is_string()) ns = m["namespace"].get<std::string>();
-  }
-  return ns.empty() ? absl::StrCat(kind, " ", name) : absl::StrCat(kind, " ", ns, "/", name);
-}
-
 absl::StatusOr<int64_t> ParseTimestampMs(const std::string& text) {
   absl::Time t;
   std::string err;
@@ -297,7 +285,7 @@ std::string FormatTimestamp(int64_t ms) {
 }
 
 absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
-  Fields f(DescribeObject(obj));
+  Fields f(obj);
   ASSIGN_OR_RETURN(Meta m, ParseMeta(obj, f, true));
   TaskInfo t;
   t.uid = m.uid;
@@ -377,7 +365,7 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
 }
 
 absl::StatusOr<NodeInfo> ParseNode(const json& obj) {
-  Fields f(DescribeObject(obj));
+  Fields f(obj);
   ASSIGN_OR_RETURN(Meta m, ParseMeta(obj, f, false));
   NodeInfo n;
   n.name = m.name;
@@ -420,7 +408,7 @@ absl::StatusOr<NodeInfo> ParseNode(const json& obj) {
 }
 
 absl::StatusOr<JobInfo> ParsePodGroup(const json& obj, const ParseOptions& opts) {
-  Fields f(DescribeObject(obj));
+  Fields f(obj);
   ASSIGN_OR_RETURN(Meta m, ParseMeta(obj, f, true));
   JobInfo j;
   j.name = m.name;
@@ -486,7 +474,7 @@ absl::StatusOr<JobInfo> ParsePodGroup(const json& obj, const ParseOptions& opts)
 }
 
 absl::StatusOr<QueueInfo> ParseQueue(const json& obj) {
-  Fields f(DescribeObject(obj));
+  Fields f(obj);
   ASSIGN_OR_RETURN(Meta m, ParseMeta(obj, f, false));
   QueueInfo q;
   q.name = m.name;
@@ -528,7 +516,7 @@ absl::StatusOr<QueueInfo> ParseQueue(const json& obj) {
 }
 
 absl::StatusOr<PriorityClassInfo> ParsePriorityClass(const json& obj) {
-  Fields f(DescribeObject(obj));
+  Fields f(obj);
   ASSIGN_OR_RETURN(Meta m, ParseMeta(obj, f, false));
   PriorityClassInfo pc;
   pc.name = m.name;
@@ -541,7 +529,7 @@ absl::StatusOr<PriorityClassInfo> ParsePriorityClass(const json& obj) {
 }
 
 absl::StatusOr<std::pair<std::string, Labels>> ParseNamespace(const json& obj) {
-  Fields f(DescribeObject(obj));
+  Fields f(obj);
   ASSIGN_OR_RETURN(Meta m, ParseMeta(obj, f, false));
   return std::make_pair(m.name, std::move(m.labels));
 }

@@ -23,9 +23,6 @@ struct ParseOptions {
   std::string default_queue = "default";
 };
 
-// "Kind ns/name" or "Kind name", for messages; never fails.
-std::string DescribeObject(const json& obj);
-
 absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts);
 absl::StatusOr<NodeInfo> ParseNode(const json& obj);
 absl::StatusOr<JobInfo> ParsePodGroup(const json& obj, const ParseOptions& opts);

@@ -105,13 +105,6 @@ void JobInfo::RemoveTask(TaskInfo* t) {
   total_request -= t->resreq;
 }
 
-int JobInfo::Count(uint16_t mask) const {
-  int n = 0;
-  for (int i = 0; i < kTaskStatusCount; ++i)
-    if (mask & (1u << i)) n += count[i];
-  return n;
-}
-
 int JobInfo::ReadyTaskNum() const {
   return Count(kAllocatedMask | Mask(TaskStatus::kSucceeded));
 }

@@ -183,7 +183,11 @@ struct JobInfo {
   void AddTask(TaskInfo* t);
   void RemoveTask(TaskInfo* t);
   void Account(const TaskInfo& t, int sign);  // counters and sums only
-  int Count(uint16_t mask) const;
+  int Count(uint16_t mask) const {  // called per job many times a session: the set bits only
+    int n = 0;
+    for (uint32_t m = mask; m != 0; m &= m - 1) n += count[__builtin_ctz(m)];
+    return n;
+  }
   // Volcano's job_info.go gang arithmetic.
   int ReadyTaskNum() const;    // Bound, Binding, Running, Allocated, Succeeded
   int WaitingTaskNum() const;  // Pipelined
