@@ -2,8 +2,13 @@
 period, and write its decisions back like Volcano's scheduler. The same loop runs in the
 embedded cluster (on its virtual clock) and as `volcanic scheduler` on a real API server.
 
-- Feeding is incremental: each watch event of a kind the engine reads is one upsert or
-  delete; nothing is re-listed per cycle.
+- Feeding is incremental: objects of the kinds the engine reads are upserted or deleted as
+  the watch brings them; nothing is re-listed per cycle. Updates are coalesced: the objects
+  the watch brought are upserted once the instant's other work is done (a timer at the same
+  instant, run last), each at its latest version, in the order they first came; a delete
+  first upserts what came before it. Every session starts with them upserted. A pod's
+  creation and its group annotation, or its bind and its start, are then one upsert, and
+  what a session reads and when it runs are as if each event had been upserted at once.
 - Sessions run at period boundaries (start + k * period), and only at those where something
   the engine reads changed since a session that decided nothing: the engine is
   deterministic, so that session would decide the same nothing again. The echo of a status
@@ -89,15 +94,20 @@ class SchedulerLoop:
         self._answered: deque[tuple[str, str, Future]] = deque()  # bind answers: ("ns/pod", node, answer)
         self._binds_answered = [0, 0]  # binds collected since the last session: succeeded, failed
         self._status = StatusWrites(store, wake=informers.watch.wake)
+        # (kind, namespace, name) -> (its latest version, whether it is new), in first-event order
+        self._pending: dict[tuple[str, str, str], tuple[dict, bool]] = {}
+        self._flush_timer: Timer | None = None
         for kind in SCHEDULER_KINDS:
             informers.add_handler(kind, Handler(on_add=self._added, on_update=lambda old, new: self._updated(new),
                                                 on_delete=self._delete))
+        self._flush()
         self._mark_dirty()
 
     def reconfigure(self, conf: Any) -> None:
         """Replaces the engine by one with configuration `conf`, refilled from the cache;
         a bad configuration raises ConfigError and leaves the running engine in place."""
         engine = Scheduler(conf, python_hook_budget=self.python_hook_budget)
+        self._flush()  # the running engine is current until it is replaced
         for kind in SCHEDULER_KINDS:
             for obj in self.informers.list(kind):
                 engine.upsert(obj)
@@ -140,22 +150,47 @@ class SchedulerLoop:
         self._session()
 
     def _added(self, obj: dict) -> None:
-        """Only a new PodGroup, or a new pod (which alone can fill its gang), is new work."""
-        self._changed()
-        self._upsert(obj)
-        if obj["kind"] == "PodGroup":
-            self._new_work()
-        elif obj["kind"] == "Pod":
+        self._record(obj, added=True)
+
+    def _updated(self, obj: dict) -> None:
+        """The echo of the loop's own status write carries what the engine took as written on
+        top of what it had seen (the watch brings events in order): nothing to read, unless
+        an earlier version waits to be upserted (this one then replaces it)."""
+        if not self._status.wrote(obj) or self._key(obj) in self._pending:
+            self._record(obj, added=False)
+
+    def _record(self, obj: dict, added: bool) -> None:
+        key = self._key(obj)
+        waiting = self._pending.get(key)
+        self._pending[key] = (obj, added or (waiting is not None and waiting[1]))
+        if self._flush_timer is None:
+            self._flush_timer = self.clock.after(0.0, self._flush, last=True)
+
+    @staticmethod
+    def _key(obj: dict) -> tuple[str, str, str]:
+        meta = obj["metadata"]
+        return obj["kind"], meta.get("namespace") or "", meta["name"]
+
+    def _flush(self) -> None:
+        """Upserts what the watch brought. Only a new PodGroup, or a new pod (which alone can
+        fill its gang), is new work; a new object is a change even when the engine ignores it."""
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+            self._flush_timer = None
+        pending, self._pending = self._pending, {}
+        pods_added = False
+        for obj, added in pending.values():
+            if added:
+                self._changed()
+            self._upsert(obj)
+            if added and obj["kind"] == "PodGroup":
+                self._new_work()
+            pods_added = pods_added or (added and obj["kind"] == "Pod")
+        if pods_added:
             filled = self.engine.gangs_filled()
             if filled != self._gangs_filled:
                 self._gangs_filled = filled
                 self._new_work()
-
-    def _updated(self, obj: dict) -> None:
-        """The echo of the loop's own status write carries what the engine took as written on
-        top of what it had seen (the watch brings events in order): nothing to read."""
-        if not self._status.wrote(obj):
-            self._upsert(obj)
 
     def _upsert(self, obj: dict) -> None:
         """An update that leaves the engine's view as it was (a status field it does not read,
@@ -178,6 +213,9 @@ class SchedulerLoop:
         self._session()
 
     def _delete(self, obj: dict) -> None:
+        """What came before the delete is upserted first, but not the object's own versions."""
+        self._pending.pop(self._key(obj), None)
+        self._flush()
         self._changed()
         meta = obj["metadata"]
         self.engine.delete(obj["kind"], meta["name"], meta.get("namespace"))
@@ -220,7 +258,9 @@ class SchedulerLoop:
             self.on_session(d, time.perf_counter() - start, bound, failed)
 
     def collect(self) -> None:
-        """Handles the answers to earlier sessions' binds and status writes that came in."""
+        """Handles the answers to earlier sessions' binds and status writes that came in,
+        after upserting what the watch brought before them."""
+        self._flush()
         while self._answered:
             self._binds_answered[0 if self._bound(*self._answered.popleft()) else 1] += 1
         for write, result in self._status.collect():
