@@ -153,3 +153,32 @@ def test_the_echo_of_a_written_status_is_not_read_again():
     assert c.get("Job", "j")["status"]["state"]["phase"] == "Completed"
     assert int(c.get("Queue", "default")["metadata"]["resourceVersion"]) > version  # allocated written
     assert "Queue" not in seen  # and never read back
+
+
+def test_an_instants_updates_of_an_object_are_one_upsert():
+    """Updates are coalesced per instant (volcanic/scheduler/loop.py): a bare pod's creation
+    and the group annotation the PodGroup controller adds at the same instant are one upsert,
+    as are its bind and its start (the kubelet starts it at once); the PodGroup's creation
+    and its Pending status are one. The sessions are those of a loop that upserts every
+    event: bind, PodGroup Running a period later, PodGroup Completed after the exit."""
+    c = volcanic.Cluster()
+    c.apply(node("n1"))
+    c.run(0)
+    seen: list = []
+    upsert = c.scheduler.engine.upsert
+    c.scheduler.engine.upsert = lambda obj: seen.append((c.now, obj["kind"], (obj.get("status") or {}).get("phase"),
+                                                         bool(obj["spec"].get("nodeName")) if obj["kind"] == "Pod"
+                                                         else None)) or upsert(obj)
+    sessions = c.scheduler.sessions
+    c.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": {
+        "volcanic/sim-duration": "30s"}},
+        "spec": {"schedulerName": "volcano", "restartPolicy": "Never", "containers": [{"name": "c", "image": "x",
+                                                             "resources": {"requests": {"cpu": "1"}}}]}})
+    c.run(60)
+    assert c.get("Pod", "p")["status"]["phase"] == "Succeeded"
+    pods = [(t, phase, bound) for t, kind, phase, bound in seen if kind == "Pod"]
+    assert pods == [(0.0, "Pending", False), (1.0, "Running", True), (31.0, "Succeeded", True)]
+    assert [kind for _, kind, _, _ in seen].count("PodGroup") == 1
+    assert c.scheduler.sessions - sessions == 3
+    assert c.get("PodGroup", c.get("Pod", "p")["metadata"]["annotations"]["scheduling.k8s.io/group-name"]
+                 )["status"]["phase"] == "Completed"
