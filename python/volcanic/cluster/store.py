@@ -201,7 +201,7 @@ class MemoryStore:
         bound = old["spec"].get("nodeName")
         if bound:
             raise Conflict("Pod", key[0], name, f'pod {name} is already assigned to node "{bound}"')
-        status = clone(old.get("status") or {})
+        status = dict(old.get("status") or {})  # committed values are shared, never changed
         conditions = [c for c in status.get("conditions", []) if c.get("type") != "PodScheduled"]
         conditions.append({"type": "PodScheduled", "status": "True",
                            "lastTransitionTime": rfc3339(self._clock())})

@@ -29,13 +29,19 @@ def _restarted_task_of_pod(pod: Obj) -> list[str]:
     the job controller sums their restarts on every pod update (its TaskFailed check), and most
     tasks have none, so the sum is over this index and not over all the task's pods."""
     status = pod.get("status") or {}
-    if status.get("phase") not in ("Pending", "Running"):
-        return []
-    containers = (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])
-    if not any(isinstance(c.get("restartCount"), int) and c["restartCount"] > 0 for c in containers):
+    if status.get("phase") not in ("Pending", "Running") or not _restarted(status):
         return []
     task = (pod["metadata"].get("annotations") or {}).get(keys.TASK_SPEC)
     return [f"{job}/{task}" for job in _job_of_pod(pod)] if isinstance(task, str) else []
+
+
+def _restarted(status: Obj) -> bool:
+    for field in ("initContainerStatuses", "containerStatuses"):
+        for c in status.get(field) or ():
+            restarts = c.get("restartCount")
+            if isinstance(restarts, int) and restarts > 0:
+                return True
+    return False
 
 
 def _parent_of_queue(q: Obj) -> list[str]:
@@ -161,9 +167,9 @@ class Runner:
         while True:
             ran = False
             for c in self.controllers:
-                request = c.queue.pop()
-                if request is None:
+                if not c.queue._items:  # most controllers have nothing at most steps
                     continue
+                request = c.queue.pop()
                 ran = True
                 steps += 1
                 try:

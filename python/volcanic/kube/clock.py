@@ -8,23 +8,24 @@ scheduler reads the same as one stamped by the API server.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 import functools
 import time
 from typing import Callable, Protocol
 
 
-@dataclass(order=True)
 class Timer:
     """Work due at a time; cancel() makes it a no-op. Timers due at the same time run in the
-    order they were made, those made with `last` after all the others."""
+    order they were made, those made with `last` after all the others. (A slotted class, not
+    a dataclass: a replay makes one per pod event.)"""
 
-    due: float
-    last: bool
-    seq: int
-    fn: Callable[[], None] = field(compare=False)
-    cancelled: bool = field(default=False, compare=False)
+    __slots__ = ("due", "last", "seq", "fn", "cancelled")
+
+    def __init__(self, due: float, last: bool, seq: int, fn: Callable[[], None]) -> None:
+        self.due, self.last, self.seq, self.fn, self.cancelled = due, last, seq, fn, False
+
+    def __lt__(self, other: Timer) -> bool:
+        return (self.due, self.last, self.seq) < (other.due, other.last, other.seq)
 
     def cancel(self) -> None:
         self.cancelled = True
