@@ -271,3 +271,21 @@ def test_gc_rechecks_the_latest_job_before_deleting():
     h.run(50)  # t = 200
     assert [j["metadata"]["name"] for j in h.store.list("Job")] == ["restarted"]
     assert h.runner.errors == []
+
+
+def test_settle_delivers_what_handlers_write():
+    """Runner.settle runs until nothing is pending, the events of writes made by handlers
+    themselves included: a handler that deletes a finished pod (as the trace replay's does)
+    has its DELETED event delivered by the same settle, not by the next timer's."""
+    from volcanic.kube.informers import Handler
+    h = Harness()
+    h.store.create(make_pod("p1"))
+    h.settle()
+    deleted = []
+    h.informers.add_handler("Pod", Handler(
+        on_update=lambda old, new: h.store.delete("Pod", "p1", "ns") if new["status"].get("phase") == "Succeeded"
+        else None, on_delete=lambda pod: deleted.append(pod["metadata"]["name"])))
+    pod = h.store.get("Pod", "p1", "ns")
+    h.store.update_status(dict(pod, status={"phase": "Succeeded"}))
+    h.settle()
+    assert deleted == ["p1"] and h.informers.get("Pod", "p1", "ns") is None

@@ -35,12 +35,13 @@ from volcanic.kube.objects import Key, Obj, clone
 from volcanic.kube.store import Watch, done
 
 _UID_NAMESPACE = uuid.UUID("6f1c2a52-8d0e-4c5b-9a55-2f0e4c7d9b10")
+_UID_PREFIX = _UID_NAMESPACE.bytes  # a property computed on every read
 
 
 def uid_of(n: int) -> str:
     """str(uuid.uuid5(_UID_NAMESPACE, str(n))), without building a UUID object (a replay
     makes one per object)."""
-    digest = bytearray(hashlib.sha1(_UID_NAMESPACE.bytes + str(n).encode()).digest()[:16])
+    digest = bytearray(hashlib.sha1(_UID_PREFIX + str(n).encode()).digest()[:16])
     digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
     digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
     h = digest.hex()

@@ -180,7 +180,7 @@ class Runner:
                 except Exception as e:  # noqa: BLE001 - see the class docstring
                     self.errors.append(f"{c.name}: {request!r}: {type(e).__name__}: {e}")
                 self.informers.pump()
-            if not ran:
+            if not ran and not self.informers.pump():  # a handler's own writes are delivered too
                 return steps
             if steps > self.MAX_STEPS:
                 raise RuntimeError(f"controllers did not settle after {steps} requests")
