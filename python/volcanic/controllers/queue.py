@@ -125,13 +125,15 @@ class QueueController(Controller):
         self._sync(self._pg_queue(pg))
 
     def _pg_updated(self, old: Obj, new: Obj) -> None:
+        old_queue, new_queue = self._pg_queue(old), self._pg_queue(new)
+        old_phase, new_phase = (old.get("status") or {}).get("phase"), (new.get("status") or {}).get("phase")
+        if old_queue == new_queue and old_phase == new_phase:
+            return  # the counts and the queue's state stay
         self._count(old, -1)
         self._count(new, 1)
-        if self._pg_queue(old) != self._pg_queue(new):
-            self._sync(self._pg_queue(old))
-            self._sync(self._pg_queue(new))
-        elif (old.get("status") or {}).get("phase") != (new.get("status") or {}).get("phase"):
-            self._sync(self._pg_queue(new))
+        if old_queue != new_queue:
+            self._sync(old_queue)
+        self._sync(new_queue)
 
     def _command_added(self, cmd: Obj) -> None:
         if _is_queue_target(cmd):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
 from volcanic.kube.kinds import KINDS
-from volcanic.kube.objects import Key, Obj, key_of
+from volcanic.kube.objects import Key, Obj
 from volcanic.kube.store import Store
 
 IndexFn = Callable[[Obj], Sequence[str]]  # kept with the object until it is dropped
@@ -84,8 +84,8 @@ class Informers:
         return True
 
     def deliver(self, event: str, obj: Obj) -> None:
-        kind = obj["kind"]
-        key = key_of(obj)
+        kind, meta = obj["kind"], obj["metadata"]
+        key = (meta.get("namespace") or "", meta["name"])  # key_of(obj), inline
         old = self._cache[kind].get(key)
         if event == "DELETED":
             if old is None:
@@ -96,13 +96,13 @@ class Informers:
             self._call(self._on_delete[kind], obj)
             return
         if old is None:
-            self._put(kind, obj)
+            self._put(kind, key, obj)
             self._call(self._on_add[kind], obj)
             return
-        if old["metadata"].get("resourceVersion") == obj["metadata"].get("resourceVersion"):
+        if old["metadata"].get("resourceVersion") == meta.get("resourceVersion"):
             return  # replayed by a re-list: nothing changed
         self._drop(kind, key)
-        self._put(kind, obj)
+        self._put(kind, key, obj)
         self._call(self._on_update[kind], old, obj)
 
     def _call(self, fns: Iterable[Callable[..., None]], *objs: Obj) -> None:
@@ -131,8 +131,7 @@ class Informers:
         return sum(len(c) for c in self._cache.values())
 
     # Internals.
-    def _put(self, kind: str, obj: Obj) -> None:
-        key = key_of(obj)
+    def _put(self, kind: str, key: Key, obj: Obj) -> None:
         self._cache[kind][key] = obj
         indexes = self._indexes[kind]
         if not indexes:
