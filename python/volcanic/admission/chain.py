@@ -50,6 +50,8 @@ class AdmissionChain:
     def admit(self, operation: str, obj: Obj | None, old: Obj | None, lister: Any) -> Obj | None:
         """The object to store after mutation; raises AdmissionError on a denial."""
         kind = (obj or old or {}).get("kind", "")
+        if not self.has_rules(kind):
+            return obj
         if obj is not None:
             for mutate in self.mutators.get(kind, ()):
                 obj = mutate(AdmissionRequest(operation, obj, old, lister))

@@ -37,7 +37,7 @@ def _check_pod_update(new: Obj, old: Obj) -> None:
                 out[field] = [{k: v for k, v in c.items() if k != "image"} if isinstance(c, dict) else c
                               for c in out[field]]
         return out
-    if fixed(new.get("spec")) != fixed(old.get("spec")):
+    if new.get("spec") != old.get("spec") and fixed(new.get("spec")) != fixed(old.get("spec")):
         meta = old["metadata"]
         raise InvalidObject(
             f'Pod {meta["namespace"]}/{meta["name"]}: spec: Forbidden: pod updates may not change fields other '

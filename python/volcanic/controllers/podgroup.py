@@ -3,7 +3,7 @@
 On a Pod add, for a pod whose spec.schedulerName is one of ctx.scheduler_names and that has
 no `scheduling.k8s.io/group-name` annotation (a Volcano Job's pods always have one), it
 creates PodGroup `podgroup-<controller owner uid>`, or `podgroup-<pod uid>` for a pod
-without a controller owner, unless it exists, then patches the pod's group-name annotation:
+without a controller owner, unless it exists, then updates the pod with its group-name annotation:
 - minMember: the owner's `scheduling.volcano.sh/group-min-member` annotation, else 1;
 - minResources: the pod's requests x minMember (util.CalTaskRequests), see pod_requests();
 - queue: the pod's `scheduling.volcano.sh/queue-name` annotation, else "default";
@@ -213,12 +213,14 @@ class PodGroupController(Controller):
         return n if 0 <= n <= 2 ** 31 - 1 else 1
 
     def _annotate_pod(self, pod: Obj, pg_name: str) -> None:
-        """updatePodAnnotations: a merge patch of the group-name annotation."""
+        """updatePodAnnotations: the cached pod with the group-name annotation, updated (a
+        stale cache is a Conflict, and the request is retried)."""
         meta = pod["metadata"]
-        current = self.ctx.store.get("Pod", meta["name"], meta["namespace"])
+        current = self.ctx.lister.get("Pod", meta["name"], meta["namespace"])
         if current is None or current["metadata"].get("uid") != meta.get("uid"):
             return
-        if (current["metadata"].get("annotations") or {}).get(GROUP_NAME):
+        annotations = current["metadata"].get("annotations") or {}
+        if annotations.get(GROUP_NAME):
             return
-        current["metadata"].setdefault("annotations", {})[GROUP_NAME] = pg_name
-        self.ctx.store.update(current)
+        self.ctx.store.update(dict(current, metadata=dict(current["metadata"],
+                                                          annotations={**annotations, GROUP_NAME: pg_name})))

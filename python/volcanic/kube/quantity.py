@@ -79,8 +79,13 @@ def pod_requests(spec: dict, where: str = "spec") -> Resources:
     return {name: (Fraction(milli, 1000), fmt) for name, (milli, fmt) in pod_requests_milli(spec, where).items()}
 
 
+_REQUEST_FIELDS = ("containers", "initContainers", "overhead")  # all the rule reads of a spec
+
+
 def pod_requests_milli(spec: dict, where: str = "spec") -> dict[str, tuple[int, str]]:
     """pod_requests in integer milli-units: resource -> (milli, format)."""
+    if isinstance(spec, dict):  # the engine converts what it is given: not the affinity, volumes, ...
+        spec = {k: spec[k] for k in _REQUEST_FIELDS if k in spec}
     return _core.pod_requests(spec, where)
 
 
