@@ -35,12 +35,12 @@ Session::Session(Cache& cache, const SchedulerConf& conf, SessionOptions opts, c
 Session::~Session() = default;
 
 template <typename F>
-Tiered<F> Session::Collect(F PluginSlot::*field, const char* flag) const {
-  Tiered<F> out(conf_.tiers.size());
+TieredRefs<F> Session::Collect(F PluginSlot::*field, const char* flag) const {
+  TieredRefs<F> out(conf_.tiers.size());
   for (const auto& s : slots_) {
     if (!(s.get()->*field)) continue;
     if (flag && s->option && !s->option->Enabled(flag)) continue;
-    out[s->tier].push_back(s.get()->*field);
+    out[s->tier].push_back(std::cref(s.get()->*field));
   }
   return out;
 }

@@ -168,7 +168,7 @@ class Session {
  private:
   void GrantGpus(TaskInfo* t, const NodeInfo& n) const;
   template <typename F>
-  Tiered<F> Collect(F PluginSlot::*field, const char* flag) const;
+  TieredRefs<F> Collect(F PluginSlot::*field, const char* flag) const;
   void CollectCallbacks();
   void WriteTimings(Decisions* out) const;
   void ResolvePriorities();
@@ -191,21 +191,21 @@ class Session {
   std::vector<std::pair<std::unique_ptr<Action>, std::string>> actions_;
 
   // Combined callbacks, built after OnSessionOpen.
-  Tiered<JobOrderFn> job_order_;
-  Tiered<TaskOrderFn> task_order_;
-  Tiered<QueueOrderFn> queue_order_;
-  Tiered<JobValidFn> job_valid_;
-  Tiered<JobPredicateFn> job_ready_, job_starving_;
-  Tiered<JobVoteFn> job_pipelined_, job_enqueueable_;
-  Tiered<JobEnqueuedFn> job_enqueued_;
-  Tiered<OverusedFn> overused_;
-  Tiered<AllocatableFn> allocatable_, preemptive_;
-  Tiered<VictimQueueOrderFn> victim_queue_order_;
-  Tiered<PrePredicateFn> pre_predicate_;
-  Tiered<PredicateFn> predicate_;
-  Tiered<NodeOrderFn> node_order_;
-  Tiered<BatchNodeOrderFn> batch_node_order_;
-  Tiered<EvictableFn> preemptable_, reclaimable_;
+  TieredRefs<JobOrderFn> job_order_;
+  TieredRefs<TaskOrderFn> task_order_;
+  TieredRefs<QueueOrderFn> queue_order_;
+  TieredRefs<JobValidFn> job_valid_;
+  TieredRefs<JobPredicateFn> job_ready_, job_starving_;
+  TieredRefs<JobVoteFn> job_pipelined_, job_enqueueable_;
+  TieredRefs<JobEnqueuedFn> job_enqueued_;
+  TieredRefs<OverusedFn> overused_;
+  TieredRefs<AllocatableFn> allocatable_, preemptive_;
+  TieredRefs<VictimQueueOrderFn> victim_queue_order_;
+  TieredRefs<PrePredicateFn> pre_predicate_;
+  TieredRefs<PredicateFn> predicate_;
+  TieredRefs<NodeOrderFn> node_order_;
+  TieredRefs<BatchNodeOrderFn> batch_node_order_;
+  TieredRefs<EvictableFn> preemptable_, reclaimable_;
   std::vector<NodeLocalFn> node_local_;
   std::vector<std::pair<TaskEventFn, TaskEventFn>> event_handlers_;
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -13,11 +14,15 @@ namespace volcanic {
 
 template <typename F>
 using Tiered = std::vector<std::vector<F>>;
+// The same, referring to callbacks owned elsewhere (a session's plugin slots):
+// collecting them each session then copies no std::function.
+template <typename F>
+using TieredRefs = std::vector<std::vector<std::reference_wrapper<const F>>>;
 
 // Order points (JobOrder, TaskOrder, QueueOrder...): the first non-zero
 // comparison wins; 0 when every plugin abstains.
-template <typename F, typename... Args>
-int FirstNonZero(const Tiered<F>& tiers, const Args&... args) {
+template <typename Tiers, typename... Args>
+int FirstNonZero(const Tiers& tiers, const Args&... args) {
   for (const auto& tier : tiers)
     for (const auto& fn : tier)
       if (int c = fn(args...); c != 0) return c;
@@ -25,8 +30,8 @@ int FirstNonZero(const Tiered<F>& tiers, const Args&... args) {
 }
 
 // AND points (Predicate, Allocatable, JobReady...): false at the first false.
-template <typename F, typename... Args>
-bool AllTrue(const Tiered<F>& tiers, const Args&... args) {
+template <typename Tiers, typename... Args>
+bool AllTrue(const Tiers& tiers, const Args&... args) {
   for (const auto& tier : tiers)
     for (const auto& fn : tier)
       if (!fn(args...)) return false;
@@ -34,8 +39,8 @@ bool AllTrue(const Tiered<F>& tiers, const Args&... args) {
 }
 
 // OR points (Overused): true at the first true.
-template <typename F, typename... Args>
-bool AnyTrue(const Tiered<F>& tiers, const Args&... args) {
+template <typename Tiers, typename... Args>
+bool AnyTrue(const Tiers& tiers, const Args&... args) {
   for (const auto& tier : tiers)
     for (const auto& fn : tier)
       if (fn(args...)) return true;
@@ -46,8 +51,8 @@ inline constexpr int kPermit = 1, kAbstain = 0, kReject = -1;
 
 // Vote points (JobPipelined, JobEnqueueable): any Reject decides false; a
 // tier with a Permit decides true at its end; all abstaining means true.
-template <typename F, typename... Args>
-bool Vote(const Tiered<F>& tiers, const Args&... args) {
+template <typename Tiers, typename... Args>
+bool Vote(const Tiers& tiers, const Args&... args) {
   for (const auto& tier : tiers) {
     bool permitted = false;
     for (const auto& fn : tier) {
@@ -62,8 +67,8 @@ bool Vote(const Tiered<F>& tiers, const Args&... args) {
 
 // JobStarving: the first tier with any callback decides, as the AND of that
 // tier's callbacks; false when no plugin has one.
-template <typename F, typename... Args>
-bool FirstTierAll(const Tiered<F>& tiers, const Args&... args) {
+template <typename Tiers, typename... Args>
+bool FirstTierAll(const Tiers& tiers, const Args&... args) {
   for (const auto& tier : tiers) {
     if (tier.empty()) continue;
     return std::all_of(tier.begin(), tier.end(), [&](const auto& fn) { return fn(args...); });
@@ -80,8 +85,8 @@ bool FirstTierAll(const Tiered<F>& tiers, const Args&... args) {
 // when a tier's answers come out empty: there, conformance or gang in tier 1
 // vetoing every candidate let drf or proportion in tier 2 evict protected
 // pods and break gangs. Here an empty answer is a veto.
-template <typename T, typename F, typename... Args>
-std::vector<T> Victims(const Tiered<F>& tiers, const Args&... args) {
+template <typename T, typename Tiers, typename... Args>
+std::vector<T> Victims(const Tiers& tiers, const Args&... args) {
   for (const auto& tier : tiers) {
     std::optional<std::vector<T>> victims;
     for (const auto& fn : tier) {
