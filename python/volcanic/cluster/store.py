@@ -35,13 +35,17 @@ from volcanic.kube.objects import Key, Obj, clone
 from volcanic.kube.store import Watch, done
 
 _UID_NAMESPACE = uuid.UUID("6f1c2a52-8d0e-4c5b-9a55-2f0e4c7d9b10")
-_UID_PREFIX = _UID_NAMESPACE.bytes  # a property computed on every read
+# Copied for each uid: a new hashlib.sha1() looks the digest up in OpenSSL every time (several
+# times the cost of hashing a few bytes), a copy does not.
+_UID_HASH = hashlib.sha1(_UID_NAMESPACE.bytes)
 
 
 def uid_of(n: int) -> str:
     """str(uuid.uuid5(_UID_NAMESPACE, str(n))), without building a UUID object (a replay
     makes one per object)."""
-    digest = bytearray(hashlib.sha1(_UID_PREFIX + str(n).encode()).digest()[:16])
+    sha1 = _UID_HASH.copy()
+    sha1.update(str(n).encode())
+    digest = bytearray(sha1.digest()[:16])
     digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
     digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
     h = digest.hex()

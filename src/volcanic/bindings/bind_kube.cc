@@ -5,6 +5,7 @@
 // the object and field it read the value from).
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,8 @@ T ValueOrRaise(absl::StatusOr<T> v) {
 
 // A Python int from a 128-bit value (pybind11 has no 128-bit caster).
 py::int_ BigInt(__int128 v) {
+  if (v >= INT64_MIN && v <= INT64_MAX)  // every request, most quantities
+    return py::reinterpret_steal<py::int_>(PyLong_FromLongLong(static_cast<long long>(v)));
   const bool negative = v < 0;
   unsigned __int128 m = negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
   std::string digits;
