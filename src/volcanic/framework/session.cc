@@ -414,7 +414,7 @@ bool Session::NeedContinueAllocating(const JobInfo& job) const {
   return true;
 }
 
-void Session::UpdatePodGroupCondition(JobInfo* job, PodGroupCondition c) {
+void Session::UpdatePodGroupCondition(JobInfo* job, const PodGroupCondition& c) {
   if (c.type == "Unschedulable" && c.status == "True") {
     gang_unschedulable_.emplace_back(job, c.message);
     unschedulable_now_.insert(job);
@@ -428,12 +428,13 @@ void Session::UpdatePodGroupCondition(JobInfo* job, PodGroupCondition c) {
     return;
   open_conditions_.try_emplace(job, job->conditions);  // as at open, for RollBack
   if (now_stamp_.empty()) now_stamp_ = FormatTimestamp(opts_.now_ms);
-  c.transition_id = opts_.uid;
-  c.last_transition_time = now_stamp_;
+  PodGroupCondition stamped = c;
+  stamped.transition_id = opts_.uid;
+  stamped.last_transition_time = now_stamp_;
   if (old != job->conditions.end()) {
-    *old = std::move(c);
+    *old = std::move(stamped);
   } else {
-    job->conditions.push_back(std::move(c));
+    job->conditions.push_back(std::move(stamped));
   }
 }
 

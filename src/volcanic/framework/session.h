@@ -157,7 +157,7 @@ class Session {
 
   // Volcano's UpdatePodGroupCondition: replaces the condition of the same
   // type, else appends. Stamped with this session's uid and time.
-  void UpdatePodGroupCondition(JobInfo* job, PodGroupCondition c);
+  void UpdatePodGroupCondition(JobInfo* job, const PodGroupCondition& c);
   // Volcano's JobInfo.FitError(): the job's task histogram, its pending
   // tasks' reasons and the first task's fit errors.
   std::string JobFitError(const JobInfo& job) const;

@@ -2,6 +2,7 @@
 // the reasons pending pods stayed pending (reference §4.1 CloseSession).
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "volcanic/framework/session.h"
@@ -104,12 +105,15 @@ void Session::WritePodGroupStatus(Decisions* out) {
 void Session::WriteQueueStatus(Decisions* out) {
   for (const auto& [name, q] : queues_) out->queue_allocated[name] = Resource();
   out->queue_deserved = deserved_;
+  // Summed per queue first: the chain up to root is walked once a queue, not once a job.
   static const Resource kNothing;
-  for (const auto& [key, job] : jobs_) {
-    if (job->allocated == kNothing) continue;
-    std::string name = job->queue;
+  absl::flat_hash_map<absl::string_view, Resource> own;
+  for (const auto& [key, job] : jobs_)
+    if (!(job->allocated == kNothing)) own[job->queue] += job->allocated;
+  for (const auto& [queue, allocated] : own) {
+    std::string name(queue);
     for (int depth = 0; depth <= static_cast<int>(queues_.size()) && queues_.contains(name); ++depth) {
-      out->queue_allocated[name] += job->allocated;
+      out->queue_allocated[name] += allocated;
       if (name == "root") break;
       const QueueInfo* q = queues_.at(name);
       name = q->parent.empty() ? "root" : q->parent;

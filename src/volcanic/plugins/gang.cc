@@ -97,21 +97,28 @@ class GangPlugin : public Plugin {
   // without pods too ("1/0 tasks in gang unschedulable: pod group is not
   // ready, 1 minAvailable" is what Volcano users see on a job not yet enqueued).
   void OnSessionClose(Session& ssn) override {
+    static const PodGroupCondition kScheduled = [] {
+      PodGroupCondition c;
+      c.type = "Scheduled";
+      c.status = "True";
+      c.reason = "tasks in gang are ready to be scheduled";
+      return c;
+    }();
     for (const auto& [key, job] : ssn.jobs()) {
-      if (!IsReady(*job) && HeldByReleasing(*job)) continue;
+      bool ready = IsReady(*job);
+      if (!ready && HeldByReleasing(*job)) continue;
+      if (ready) {
+        ssn.UpdatePodGroupCondition(job, kScheduled);  // most jobs, most sessions: no string built
+        continue;
+      }
       PodGroupCondition c;
       c.status = "True";
-      if (!IsReady(*job)) {
-        int unready = job->min_available - job->ReadyTaskNum() - ssn.DiscardedPendingNum(*job);
-        c.type = "Unschedulable";
-        c.reason = "NotEnoughResources";
-        c.message = absl::StrCat(unready, "/", job->tasks.size(), " tasks in gang unschedulable: ",
-                                 ssn.JobFitError(*job));
-      } else {
-        c.type = "Scheduled";
-        c.reason = "tasks in gang are ready to be scheduled";
-      }
-      ssn.UpdatePodGroupCondition(job, std::move(c));
+      int unready = job->min_available - job->ReadyTaskNum() - ssn.DiscardedPendingNum(*job);
+      c.type = "Unschedulable";
+      c.reason = "NotEnoughResources";
+      c.message = absl::StrCat(unready, "/", job->tasks.size(), " tasks in gang unschedulable: ",
+                               ssn.JobFitError(*job));
+      ssn.UpdatePodGroupCondition(job, c);
     }
   }
 };
