@@ -57,7 +57,7 @@ from volcanic.kube.clock import Clock, Timer, rfc3339
 from volcanic.kube.errors import StoreError
 from volcanic.kube.events import Recorder
 from volcanic.kube.informers import Handler, Informers
-from volcanic.kube.objects import describe
+from volcanic.kube.objects import Key, describe, key_of
 from volcanic.kube.status_writes import StatusWrite, StatusWrites
 from volcanic.kube.store import Store
 from volcanic.scheduler.engine import SCHEDULER_KINDS, Decisions, Scheduler
@@ -94,8 +94,8 @@ class SchedulerLoop:
         self._answered: deque[tuple[str, str, Future]] = deque()  # bind answers: ("ns/pod", node, answer)
         self._binds_answered = [0, 0]  # binds collected since the last session: succeeded, failed
         self._status = StatusWrites(store, wake=informers.watch.wake)
-        # (kind, namespace, name) -> (its latest version, whether it is new), in first-event order
-        self._pending: dict[tuple[str, str, str], tuple[dict, bool]] = {}
+        # (kind, key_of) -> (its latest version, whether it is new), in first-event order
+        self._pending: dict[tuple[str, Key], tuple[dict, bool]] = {}
         self._flush_timer: Timer | None = None
         for kind in SCHEDULER_KINDS:
             informers.add_handler(kind, Handler(on_add=self._added, on_update=lambda old, new: self._updated(new),
@@ -156,20 +156,15 @@ class SchedulerLoop:
         """The echo of the loop's own status write carries what the engine took as written on
         top of what it had seen (the watch brings events in order): nothing to read, unless
         an earlier version waits to be upserted (this one then replaces it)."""
-        if not self._status.wrote(obj) or self._key(obj) in self._pending:
+        if not self._status.wrote(obj) or (obj["kind"], key_of(obj)) in self._pending:
             self._record(obj, added=False)
 
     def _record(self, obj: dict, added: bool) -> None:
-        key = self._key(obj)
+        key = (obj["kind"], key_of(obj))
         waiting = self._pending.get(key)
         self._pending[key] = (obj, added or (waiting is not None and waiting[1]))
         if self._flush_timer is None:
             self._flush_timer = self.clock.after(0.0, self._flush, last=True)
-
-    @staticmethod
-    def _key(obj: dict) -> tuple[str, str, str]:
-        meta = obj["metadata"]
-        return obj["kind"], meta.get("namespace") or "", meta["name"]
 
     def _flush(self) -> None:
         """Upserts what the watch brought. Only a new PodGroup, or a new pod (which alone can
@@ -214,7 +209,7 @@ class SchedulerLoop:
 
     def _delete(self, obj: dict) -> None:
         """What came before the delete is upserted first, but not the object's own versions."""
-        self._pending.pop(self._key(obj), None)
+        self._pending.pop((obj["kind"], key_of(obj)), None)
         self._flush()
         self._changed()
         meta = obj["metadata"]
