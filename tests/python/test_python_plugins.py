@@ -428,6 +428,18 @@ def test_python_and_native_hooks_are_timed_per_plugin_and_hook():
     assert "plugin_timings" not in d.outcome() and "action_seconds" not in d.outcome()
 
 
+def test_timings_can_be_left_out_without_changing_the_decisions():
+    """run_once(timings=False), as the scheduler loop runs its sessions."""
+    objs = [node("n1"), node("n2"), podgroup("pg"), pod("p", "pg"), pod("q", "pg")]
+    timed, untimed = (volcanic.Scheduler(conf(["gang"], ["predicates"])) for _ in range(2))
+    for s in (timed, untimed):
+        for obj in objs:
+            s.upsert(obj)
+    with_timings, without = timed.run_once(now=NOW), untimed.run_once(now=NOW, timings=False)
+    assert with_timings.plugin_timings and without.plugin_timings == {}
+    assert without.outcome() == with_timings.outcome() and len(without.binds) == 2
+
+
 # The embedded cluster runs Python plugins in its scheduler; a failing one is reported and
 # retried, and the cluster goes on.
 

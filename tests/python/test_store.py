@@ -128,6 +128,34 @@ def test_shared_reads_hand_out_the_committed_objects_and_get_copies():
     assert s.get("ConfigMap", "c", "a") == committed and s.get("ConfigMap", "c", "a") is not committed
 
 
+def test_clone_copies_containers_shares_immutables_and_falls_back_to_deepcopy():
+    """The store's deep copy: new dicts and lists, shared str/int/float/bool/None; anything
+    else (tuples, sets, other objects, odd keys, deep nesting) goes through copy.deepcopy."""
+    import math
+    text = "a" * 50
+    obj = {"spec": {"items": [{"name": text, "n": 2 ** 70, "x": math.nan, "on": True, "none": None}]}}
+    copied = clone(obj)
+    assert copied == {"spec": {"items": [{"name": text, "n": 2 ** 70, "x": copied["spec"]["items"][0]["x"],
+                                          "on": True, "none": None}]}}
+    assert math.isnan(copied["spec"]["items"][0]["x"])
+    assert copied["spec"] is not obj["spec"] and copied["spec"]["items"][0] is not obj["spec"]["items"][0]
+    assert copied["spec"]["items"][0]["name"] is text  # immutable: shared
+    copied["spec"]["items"][0]["name"] = "changed"
+    assert obj["spec"]["items"][0]["name"] == text
+
+    odd = {"t": ([1], 2), "s": {3}, 4: [5], "deep": _nested(300)}
+    copied = clone(odd)
+    assert copied == odd and copied["t"][0] is not odd["t"][0] and copied[4] is not odd[4]
+    assert copied["s"] is not odd["s"]
+
+
+def _nested(depth: int) -> list:
+    out: list = []
+    for _ in range(depth):
+        out = [out]
+    return out
+
+
 def test_uids_are_version_5_uuids_of_the_counter():
     """Deterministic uids: uuid5 of the object counter (computed without uuid.UUID)."""
     import uuid

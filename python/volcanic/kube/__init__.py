@@ -10,5 +10,5 @@ underneath (the embedded one in `volcanic.cluster`, a real one in `volcanic.real
 - quantity, duration: Kubernetes quantities, pod requests and Go durations, by the engine's rules
 
 It imports nothing else of volcanic but the engine (`volcanic._core`), whose quantity, duration
-and pod-request rules it shares with the scheduler.
+and pod-request rules it shares with the scheduler, and whose native deep copy `clone` uses.
 """

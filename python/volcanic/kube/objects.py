@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import copy
-import marshal
 from typing import Any
+
+from volcanic import _core
 
 Obj = dict[str, Any]
 Key = tuple[str, str]  # namespace ("" when cluster-scoped), name
@@ -35,9 +36,10 @@ def describe(obj: Obj) -> str:
 
 
 def clone(obj: Any) -> Any:
-    """A deep copy of JSON-shaped data; marshal copies builtins several times faster than
-    copy.deepcopy, which stays the fallback for anything else."""
+    """A deep copy of JSON-shaped data: new dicts and lists sharing the immutable values,
+    natively (several times faster than marshal's round trip); copy.deepcopy for anything
+    else."""
     try:
-        return marshal.loads(marshal.dumps(obj))
-    except ValueError:
+        return _core.clone_json(obj)
+    except TypeError:
         return copy.deepcopy(obj)

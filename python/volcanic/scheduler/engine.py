@@ -120,7 +120,7 @@ class Scheduler:
         resource_width (how many dimensions a resource vector can have)."""
         return self._core.stats()
 
-    def run_once(self, now: float | None = None, changed_only: bool = False) -> Decisions:
+    def run_once(self, now: float | None = None, changed_only: bool = False, timings: bool = True) -> Decisions:
         """Runs one session; `now` is seconds since the epoch (default: the wall clock).
 
         A Python plugin that fails raises volcanic.PluginError; the failed session leaves the
@@ -128,13 +128,15 @@ class Scheduler:
 
         With changed_only, `podgroups` and `queues` hold only the statuses that differ from
         what the PodGroup and Queue objects last upserted say (what a status writer needs).
+        With timings=False, `plugin_timings` stays empty (building it costs as much as closing
+        a small session).
         """
         # The decisions of a large session are many small objects; collecting
         # while they are built would walk the caller's whole heap repeatedly.
         paused = gc.isenabled()
         gc.disable()
         try:
-            return Decisions(**self._core.run_once(_now_ms(now), changed_only))
+            return Decisions(**self._core.run_once(_now_ms(now), changed_only, timings))
         finally:
             if paused:
                 gc.enable()

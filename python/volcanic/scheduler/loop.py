@@ -230,7 +230,7 @@ class SchedulerLoop:
         self.sessions += 1
         start = time.perf_counter()
         try:
-            d = self.engine.run_once(self.clock.now(), changed_only=True)
+            d = self.engine.run_once(self.clock.now(), changed_only=True, timings=False)
         except PluginError as e:
             # A Python plugin failed: the session changed nothing; try again next period, as a
             # scheduler would after logging it.

@@ -9,6 +9,7 @@ set ttlSecondsAfterFinished: 0), so the cluster holds only live work however lon
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 import time
 from typing import Any, Callable
@@ -74,15 +75,21 @@ def replay(trace: Trace, conf: Any = None, limit: float = 365 * 86400.0,
     for obj in trace.nodes + trace.setup:
         cluster.api.create(obj)
     cluster.run(0)  # new queues are opened
-    for arrival in trace.arrivals:
-        cluster.run(max(0.0, arrival.time - cluster.now))
-        for obj in arrival.objects:
-            meta = obj["metadata"]
-            run.arrived[(obj["kind"], meta.get("namespace", "default"), meta["name"])] = cluster.now
-            cluster.api.create(obj)
-        if progress:
-            progress(1)
-    cluster.run_until(lambda c: run.ended >= run.expected_pods, limit=limit)
+    # The trace and the nodes live through the replay: frozen, the collector's full passes
+    # do not walk them again and again (a tenth of a second each on the openb trace).
+    gc.freeze()
+    try:
+        for arrival in trace.arrivals:
+            cluster.run(max(0.0, arrival.time - cluster.now))
+            for obj in arrival.objects:
+                meta = obj["metadata"]
+                run.arrived[(obj["kind"], meta.get("namespace", "default"), meta["name"])] = cluster.now
+                cluster.api.create(obj)
+            if progress:
+                progress(1)
+        cluster.run_until(lambda c: run.ended >= run.expected_pods, limit=limit)
+    finally:
+        gc.unfreeze()
     run.wall_s = time.perf_counter() - started
     return run
 

@@ -192,7 +192,7 @@ class PyScheduler {
     Check(st);
   }
 
-  py::dict RunOnce(int64_t now_ms, bool changed_only) {
+  py::dict RunOnce(int64_t now_ms, bool changed_only, bool timings) {
     NotFromOwnSession();
     absl::StatusOr<Decisions> d;
     {
@@ -200,7 +200,7 @@ class PyScheduler {
       std::lock_guard<std::mutex> lock(mu_);
       session_thread_ = std::this_thread::get_id();
       ScopedHookBudget budget(budget_.get());
-      d = s_.RunOnce(now_ms, changed_only);
+      d = s_.RunOnce(now_ms, changed_only, timings);
       session_thread_ = std::thread::id();
     }
     RaiseInterrupt();
@@ -253,7 +253,8 @@ void BindScheduler(py::module_& m) {
       .def("delete", &PyScheduler::Delete, py::arg("kind"), py::arg("name"), py::arg("namespace") = py::none())
       .def("forget", &PyScheduler::Forget, py::arg("key"))
       .def("forget_status", &PyScheduler::ForgetStatus, py::arg("kind"), py::arg("key"))
-      .def("run_once", &PyScheduler::RunOnce, py::arg("now_ms"), py::arg("changed_only") = false)
+      .def("run_once", &PyScheduler::RunOnce, py::arg("now_ms"), py::arg("changed_only") = false,
+           py::arg("timings") = true)
       .def("stats", &PyScheduler::Stats)
       .def("gangs_filled", &PyScheduler::GangsFilled);
   m.def("action_names", [] { return Registry::Builtins().ActionNames(); });

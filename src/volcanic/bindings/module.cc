@@ -1,6 +1,7 @@
 // volcanic._core: the native engine for Python. One file per area:
 // bind_scheduler.cc (Scheduler, decisions, errors), bind_plugins.cc (Python
-// plugins and their views), bind_kube.cc (quantities, durations, pod requests).
+// plugins and their views), bind_kube.cc (quantities, durations, pod requests),
+// clone.cc (deep copies for the embedded store).
 #include <pybind11/pybind11.h>
 
 namespace py = pybind11;
@@ -9,6 +10,7 @@ namespace volcanic::bindings {
 void BindScheduler(py::module_& m);
 void BindPlugins(py::module_& m);
 void BindKube(py::module_& m);
+void BindClone(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -16,4 +18,5 @@ PYBIND11_MODULE(_core, m) {
   volcanic::bindings::BindScheduler(m);
   volcanic::bindings::BindPlugins(m);
   volcanic::bindings::BindKube(m);
+  volcanic::bindings::BindClone(m);
 }

@@ -70,15 +70,15 @@ absl::StatusOr<std::string> Arguments::String(const std::string& key, const std:
   return TypeError(key, "a string");
 }
 
-absl::Status Arguments::CheckKnown(const std::vector<std::string>& known,
-                                   const std::vector<std::string>& prefixes) const {
+absl::Status Arguments::CheckKnown(absl::Span<const absl::string_view> known,
+                                   absl::Span<const absl::string_view> prefixes) const {
   for (const auto& [key, value] : args_.items()) {
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     if (std::any_of(prefixes.begin(), prefixes.end(),
-                    [&](const std::string& p) { return absl::StartsWith(key, p); }))
+                    [&](absl::string_view p) { return absl::StartsWith(key, p); }))
       continue;
-    std::vector<std::string> all = known;
-    for (const auto& p : prefixes) all.push_back(p + "<name>");
+    std::vector<std::string> all(known.begin(), known.end());
+    for (absl::string_view p : prefixes) all.push_back(absl::StrCat(p, "<name>"));
     return ConfigError(absl::StrCat(owner_, ": unknown argument \"", key, "\"; known arguments: ",
                                     all.empty() ? "none" : absl::StrJoin(all, ", ")));
   }

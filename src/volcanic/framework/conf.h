@@ -11,6 +11,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "nlohmann/json.hpp"
 
 namespace volcanic {
@@ -32,8 +34,9 @@ class Arguments {
   const json& raw() const { return args_; }
   // A ConfigError for the first key neither in `known` nor starting with one
   // of `prefixes`.
-  absl::Status CheckKnown(const std::vector<std::string>& known,
-                          const std::vector<std::string>& prefixes = {}) const;
+  // Views, not strings: every plugin checks its arguments in every session.
+  absl::Status CheckKnown(absl::Span<const absl::string_view> known,
+                          absl::Span<const absl::string_view> prefixes = {}) const;
 
  private:
   absl::Status TypeError(const std::string& key, const char* want) const;
@@ -46,7 +49,8 @@ struct PluginOption {
   absl::flat_hash_map<std::string, bool> flags;  // only flags given in the conf
   Arguments arguments;
   // Missing flags default to true (Volcano's plugins/defaults.go).
-  bool Enabled(const std::string& flag) const {
+  bool Enabled(absl::string_view flag) const {
+    if (flags.empty()) return true;  // the common case, checked per plugin and flag every session
     auto it = flags.find(flag);
     return it == flags.end() || it->second;
   }

@@ -6,10 +6,10 @@
 
 namespace volcanic {
 
-absl::StatusOr<Decisions> Scheduler::RunOnce(int64_t now_ms, bool changed_only) {
+absl::StatusOr<Decisions> Scheduler::RunOnce(int64_t now_ms, bool changed_only, bool timings) {
   Decisions out;
   // Session UIDs are sequential rather than random so runs are repeatable.
-  Session ssn(cache_, conf_, {now_ms, absl::StrCat("session-", ++sessions_), changed_only, node_memory_.get()},
+  Session ssn(cache_, conf_, {now_ms, absl::StrCat("session-", ++sessions_), changed_only, node_memory_.get(), timings},
               registry_);
   absl::Status status = ssn.Open();
   if (status.ok()) {

@@ -47,6 +47,9 @@ struct SessionOptions {
   // Where node answers are kept from one session to the next (a Scheduler's);
   // nullptr: this session's own.
   NodeSearch::Memory* node_memory = nullptr;
+  // Fill Decisions::plugin_timings. A loop that does not read them saves
+  // their building, which costs as much as a small session's close.
+  bool timings = true;
 };
 
 class Session {

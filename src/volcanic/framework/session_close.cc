@@ -77,7 +77,7 @@ void Session::Close(Decisions* out) {
   out->evictions = evictions_;
   RevertUncommitted();
   WriteUnschedulable(out);
-  WriteTimings(out);
+  if (opts_.timings) WriteTimings(out);
 }
 
 void Session::WritePodGroupStatus(Decisions* out) {

@@ -52,7 +52,7 @@ class InertPlugin : public Plugin {
 
 PluginOr NewDeviceSharePlugin(const Arguments& args) {
   const std::string p = "deviceshare.";
-  static const std::vector<std::string> kKnown = {
+  static constexpr absl::string_view kKnown[] = {
       "deviceshare.VGPUEnable", "deviceshare.SchedulePolicy", "deviceshare.ScheduleWeight",
       "deviceshare.GPUSharingEnable", "deviceshare.GPUNumberEnable", "deviceshare.NodeLockEnable",
       "deviceshare.AscendMindClusterVNPUEnable", "deviceshare.AscendHAMiVNPUEnable",
