@@ -1,5 +1,7 @@
 // Resource vectors: arithmetic, comparison semantics of Volcano's Resource.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <vector>
 
 #include "volcanic/api/resource.h"
 
@@ -66,4 +68,27 @@ TEST_CASE("quantities print canonically by unit") {
 TEST_CASE("SubFloorZero and Max") {
   REQUIRE(R(1000, 10).SubFloorZero(R(3000, 4)) == R(0, 6));
   REQUIRE(R(1000, 10).Max(R(3000, 4)) == R(3000, 10));
+}
+
+// SubFloorZero is computed in one pass: it must agree with subtracting and
+// clamping at zero, for infinities, negatives and infinite fills alike.
+TEST_CASE("SubFloorZero is the difference clamped at zero") {
+  const int64_t inf = Resource::kInfinite;
+  const std::vector<int64_t> values = {0, 5, -7, inf - 1, inf, -inf + 1};
+  std::vector<Resource> rs = {Resource(), Resource::Infinite()};
+  for (int64_t c : values)
+    for (int64_t m : values) rs.push_back(R(c, m));
+  Resource wide = R(3, 4);
+  wide.Set(ResourceNames::Intern("nvidia.com/gpu"), 2);
+  rs.push_back(wide);
+  for (const Resource& a : rs)
+    for (const Resource& b : rs) {
+      Resource expected = a - b;
+      for (int i = 0; i < expected.Size(); ++i) expected.Set(i, std::max<int64_t>(expected.Get(i), 0));
+      Resource got = a.SubFloorZero(b);
+      INFO(a.DebugString() << " minus " << b.DebugString());
+      REQUIRE(got.Size() == expected.Size());
+      REQUIRE(got.fill() == std::max<int64_t>(expected.fill(), 0));
+      for (int i = 0; i < expected.Size(); ++i) REQUIRE(got.Get(i) == expected.Get(i));
+    }
 }

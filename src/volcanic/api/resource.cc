@@ -189,14 +189,6 @@ void Combine(Resource::Dims& v, int64_t& fill, const Resource& o, int o_size, in
   if (static_cast<int>(v.size()) < o_size) v.resize(o_size, fill);
   int64_t* d = v.data();
   if (fill == 0 && o_fill == 0) {
-    // One pass to look for infinities, one to add: both without branches per
-    // dimension, so the compiler vectorizes them.
-    int64_t top = 0;
-    for (int i = 0; i < o_size; ++i) top = std::max(top, std::max(d[i], o_data[i]));
-    if (top < Resource::kInfinite) {
-      for (int i = 0; i < o_size; ++i) d[i] += kAdd ? o_data[i] : -o_data[i];
-      return;
-    }
     for (int i = 0; i < o_size; ++i) {
       if (o_data[i] >= Resource::kInfinite || d[i] >= Resource::kInfinite) {
         d[i] = kAdd ? AddSat(d[i], o_data[i]) : SubSat(d[i], o_data[i]);
@@ -261,11 +253,18 @@ Resource Resource::Max(const Resource& o) const {
   return PerDimension(o, [](int64_t a, int64_t b) { return std::max(a, b); });
 }
 
+// Subtraction as operator-= does it, in one pass without a copy of this.
 Resource Resource::SubFloorZero(const Resource& o) const {
-  Resource r = *this - o;
+  const bool finite_fills = fill_ == 0 && o.fill_ == 0;
+  Resource r;
+  const int n = Span(o);
+  r.v_.resize(n);
   int64_t* d = r.v_.data();
-  for (int i = 0; i < r.Size(); ++i) d[i] = std::max<int64_t>(d[i], 0);
-  r.fill_ = std::max<int64_t>(r.fill_, 0);
+  for (int i = 0; i < n; ++i) {
+    int64_t a = Get(i), b = o.Get(i);
+    d[i] = std::max<int64_t>(finite_fills && a < kInfinite && b < kInfinite ? a - b : SubSat(a, b), 0);
+  }
+  r.fill_ = finite_fills ? 0 : std::max<int64_t>(SubSat(fill_, o.fill_), 0);
   return r;
 }
 

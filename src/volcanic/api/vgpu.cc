@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -14,11 +15,15 @@
 namespace volcanic {
 namespace {
 
-constexpr char kModeAnnotation[] = "volcano.sh/vgpu-mode";
-constexpr char kUseTypeAnnotation[] = "nvidia.com/use-gputype";
-constexpr char kNoUseTypeAnnotation[] = "nvidia.com/nouse-gputype";
-constexpr char kUseUuidAnnotation[] = "volcano.sh/vgpu-use-gpuuuid";
-constexpr char kNoUseUuidAnnotation[] = "volcano.sh/vgpu-nouse-gpuuuid";
+// Strings, not literals: a fit looks them up in the pod's annotations once per
+// node it tries, and a literal would be copied into a string for each lookup.
+const std::string kModeAnnotation = "volcano.sh/vgpu-mode";
+const std::string kUseTypeAnnotation = "nvidia.com/use-gputype";
+const std::string kNoUseTypeAnnotation = "nvidia.com/nouse-gputype";
+const std::string kUseUuidAnnotation = "volcano.sh/vgpu-use-gpuuuid";
+const std::string kNoUseUuidAnnotation = "volcano.sh/vgpu-nouse-gpuuuid";
+const std::string* const kFilterAnnotations[] = {&kUseTypeAnnotation, &kNoUseTypeAnnotation, &kUseUuidAnnotation,
+                                                 &kNoUseUuidAnnotation};
 constexpr char kNvidia[] = "NVIDIA";
 constexpr char kHamiCore[] = "hami-core";
 constexpr double kScoreMultiplier = 100;  // binpackMultiplier, spreadMultiplier
@@ -56,7 +61,7 @@ bool TypeAllowed(const Labels& annotations, const std::string& type) {
   return true;
 }
 
-std::vector<std::string> UuidList(const Labels& annotations, const char* key) {
+std::vector<std::string> UuidList(const Labels& annotations, const std::string& key) {
   std::vector<std::string> out;
   auto it = annotations.find(key);
   if (it == annotations.end()) return out;
@@ -77,8 +82,12 @@ struct UuidFilter {
 };
 
 // The order cards are tried in (sortedDeviceIndicesByPolicy), by what they use now.
-std::vector<int> CardOrder(const std::vector<GpuUse>& use, GpuPolicy policy) {
-  std::vector<int> idx(use.size());
+// Inline for the few cards of a node: a fit is tried once per node and pod class.
+using CardUse = absl::InlinedVector<GpuUse, 8>;
+using CardIndexes = absl::InlinedVector<int, 8>;
+
+CardIndexes CardOrder(const CardUse& use, GpuPolicy policy) {
+  CardIndexes idx(use.size());
   std::iota(idx.begin(), idx.end(), 0);
   if (policy == GpuPolicy::kDefault) {
     std::reverse(idx.begin(), idx.end());
@@ -112,9 +121,9 @@ void Add(GpuUse& u, int64_t mem, int32_t cores, int sign) {
   u.cores += sign * cores;
 }
 
-bool HasAny(const Labels& annotations, std::initializer_list<const char*> keys) {
-  for (const char* k : keys)
-    if (annotations.contains(k)) return true;
+bool HasFilter(const Labels& annotations) {
+  for (const std::string* k : kFilterAnnotations)
+    if (annotations.contains(*k)) return true;
   return false;
 }
 
@@ -126,18 +135,17 @@ Fit TryFit(const std::vector<GpuRequest>& requests, const Labels& annotations, c
            int only_card, GpuFit* out) {
   if (auto mode = annotations.find(kModeAnnotation); mode != annotations.end() && mode->second != gpus.mode)
     return Fit::kMode;
-  bool filtered = HasAny(annotations, {kUseTypeAnnotation, kNoUseTypeAnnotation, kUseUuidAnnotation,
-                                       kNoUseUuidAnnotation});
+  bool filtered = HasFilter(annotations);
   UuidFilter filter;
   if (filtered) filter = {UuidList(annotations, kUseUuidAnnotation), UuidList(annotations, kNoUseUuidAnnotation)};
-  std::vector<GpuUse> use;
+  CardUse use;
   use.reserve(gpus.cards.size());
   for (const GpuCard& c : gpus.cards) use.push_back(c.used);
   for (const GpuRequest& r : requests) {
     if (r.count > static_cast<int32_t>(use.size())) return Fit::kTooFewCards;
     std::vector<GpuGrant>* granted = out ? &out->grants.emplace_back() : nullptr;
     int32_t wanted = r.count;
-    for (int i : only_card >= 0 ? std::vector<int>{only_card} : CardOrder(use, policy)) {
+    for (int i : only_card >= 0 ? CardIndexes{only_card} : CardOrder(use, policy)) {
       const GpuCard& c = gpus.cards[i];
       int64_t mem = r.memory_percent != 101 ? static_cast<int64_t>(static_cast<double>(c.memory) * r.memory_percent / 100.0)
                                             : r.memory;
@@ -186,9 +194,9 @@ absl::StatusOr<std::vector<GpuRequest>> ParseGpuRequests(const json& spec, const
 std::string GpuClassKey(const std::vector<GpuRequest>& requests, const Labels& pod_annotations) {
   std::string key;
   for (const GpuRequest& r : requests) absl::StrAppend(&key, r.count, ",", r.memory, ",", r.memory_percent, ",", r.cores, ";");
-  for (const char* name : {kModeAnnotation, kUseTypeAnnotation, kNoUseTypeAnnotation, kUseUuidAnnotation,
-                           kNoUseUuidAnnotation})
-    if (auto it = pod_annotations.find(name); it != pod_annotations.end()) absl::StrAppend(&key, name, "=", it->second, ";");
+  for (const std::string* name : {&kModeAnnotation, &kUseTypeAnnotation, &kNoUseTypeAnnotation, &kUseUuidAnnotation,
+                                  &kNoUseUuidAnnotation})
+    if (auto it = pod_annotations.find(*name); it != pod_annotations.end()) absl::StrAppend(&key, *name, "=", it->second, ";");
   return key;
 }
 

@@ -94,7 +94,9 @@ struct PluginSlot {
 
 class PluginHandle {
  public:
-  PluginHandle(Session& ssn, PluginSlot& slot) : ssn_(ssn), slot_(slot) {}
+  // timed: whether callbacks are timed (SessionOptions::timings); untimed,
+  // they are registered as given, without a wrapper to call through.
+  PluginHandle(Session& ssn, PluginSlot& slot, bool timed) : ssn_(ssn), slot_(slot), timed_(timed) {}
   PluginHandle(const PluginHandle&) = delete;
   PluginHandle& operator=(const PluginHandle&) = delete;
 
@@ -143,7 +145,7 @@ class PluginHandle {
  private:
   template <typename R, typename... A>
   std::function<R(A...)> Timed(HookKind kind, std::function<R(A...)> fn) {
-    if (!fn) return nullptr;
+    if (!fn || !timed_) return fn;
     HookSample* sample = &slot_.times[static_cast<size_t>(kind)];
     return [sample, fn = std::move(fn)](A... args) -> R {
       if (!sample->Count()) return fn(std::forward<A>(args)...);
@@ -158,6 +160,7 @@ class PluginHandle {
 
   Session& ssn_;
   PluginSlot& slot_;
+  bool timed_;
 };
 
 }  // namespace volcanic

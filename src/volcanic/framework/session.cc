@@ -45,6 +45,15 @@ TieredRefs<F> Session::Collect(F PluginSlot::*field, const char* flag) const {
   return out;
 }
 
+template <typename F>
+void Session::TimedHook(PluginSlot& slot, HookKind kind, F call) {
+  if (!opts_.timings) return call();
+  HookSample& sample = slot.times[static_cast<size_t>(kind)];
+  sample.Count();
+  HookTimer timer(&sample);
+  call();
+}
+
 absl::Status Session::Open() {
   nodes_ = cache_.ReadyNodes();
   total_resource_ = cache_.ReadyAllocatable();
@@ -67,11 +76,8 @@ absl::Status Session::Open() {
     }
   }
   for (auto& slot : slots_) {
-    PluginHandle handle(*this, *slot);
-    HookSample& sample = slot->times[static_cast<size_t>(HookKind::kOnSessionOpen)];
-    sample.Count();
-    HookTimer timer(&sample);
-    slot->plugin->OnSessionOpen(handle);
+    PluginHandle handle(*this, *slot, opts_.timings);
+    TimedHook(*slot, HookKind::kOnSessionOpen, [&] { slot->plugin->OnSessionOpen(handle); });
   }
   CollectCallbacks();
 
@@ -120,12 +126,8 @@ void Session::CollectCallbacks() {
 }
 
 void Session::ClosePlugins() {
-  for (auto& slot : slots_) {
-    HookSample& sample = slot->times[static_cast<size_t>(HookKind::kOnSessionClose)];
-    sample.Count();
-    HookTimer timer(&sample);
-    slot->plugin->OnSessionClose(*this);
-  }
+  for (auto& slot : slots_)
+    TimedHook(*slot, HookKind::kOnSessionClose, [&] { slot->plugin->OnSessionClose(*this); });
 }
 
 void Session::WriteTimings(Decisions* out) const {

@@ -173,6 +173,9 @@ class Session {
   template <typename F>
   TieredRefs<F> Collect(F PluginSlot::*field, const char* flag) const;
   void CollectCallbacks();
+  // Runs a plugin's session open or close, timed when timings are on.
+  template <typename F>
+  void TimedHook(PluginSlot& slot, HookKind kind, F call);
   void WriteTimings(Decisions* out) const;
   void ResolvePriorities();
   void ClosePlugins();

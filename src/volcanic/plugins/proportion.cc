@@ -125,7 +125,8 @@ class ProportionPlugin : public Plugin {
       // What an admitted job still reserves: minResources less what it
       // already holds (Allocated or Binding tasks of a job still Inqueue are
       // in `allocated` already: Volcano's fix against counting them twice).
-      Resource min = job->min_resources.value_or(Resource());
+      static const Resource kNone;
+      const Resource& min = job->min_resources ? *job->min_resources : kNone;
       if (job->phase == "Inqueue") a.inqueue += Uncovered(min, job->allocated);
       int allocated_tasks = job->Count(kAllocatedMask);
       if (job->phase == "Running" && job->min_resources && allocated_tasks >= job->min_available)
