@@ -30,11 +30,12 @@ const std::vector<std::string>& KnownEnableFlags() {
   return kFlags;
 }
 
-absl::Status Arguments::TypeError(const std::string& key, const char* want) const {
-  return ConfigError(absl::StrCat(owner_, ": argument ", key, " must be ", want, ", got ", args_[key].dump()));
+absl::Status Arguments::TypeError(std::string_view key, const char* want) const {
+  return ConfigError(absl::StrCat(owner_, ": argument ", std::string(key), " must be ", want, ", got ",
+                                  args_[key].dump()));
 }
 
-absl::StatusOr<double> Arguments::Float(const std::string& key, double def) const {
+absl::StatusOr<double> Arguments::Float(std::string_view key, double def) const {
   if (!args_.contains(key)) return def;
   const json& v = args_[key];
   double out = 0;
@@ -44,7 +45,7 @@ absl::StatusOr<double> Arguments::Float(const std::string& key, double def) cons
   return out;
 }
 
-absl::StatusOr<int64_t> Arguments::Int(const std::string& key, int64_t def) const {
+absl::StatusOr<int64_t> Arguments::Int(std::string_view key, int64_t def) const {
   if (!args_.contains(key)) return def;
   const json& v = args_[key];
   int64_t out;
@@ -53,7 +54,7 @@ absl::StatusOr<int64_t> Arguments::Int(const std::string& key, int64_t def) cons
   return TypeError(key, "an integer");
 }
 
-absl::StatusOr<bool> Arguments::Bool(const std::string& key, bool def) const {
+absl::StatusOr<bool> Arguments::Bool(std::string_view key, bool def) const {
   if (!args_.contains(key)) return def;
   const json& v = args_[key];
   bool out;
@@ -62,7 +63,7 @@ absl::StatusOr<bool> Arguments::Bool(const std::string& key, bool def) const {
   return TypeError(key, "a boolean");
 }
 
-absl::StatusOr<std::string> Arguments::String(const std::string& key, const std::string& def) const {
+absl::StatusOr<std::string> Arguments::String(std::string_view key, const std::string& def) const {
   if (!args_.contains(key)) return def;
   const json& v = args_[key];
   if (v.is_string()) return v.get<std::string>();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -26,20 +27,21 @@ class Arguments {
   Arguments() : args_(json::object()) {}
   Arguments(json args, std::string owner) : args_(std::move(args)), owner_(std::move(owner)) {}
 
-  absl::StatusOr<double> Float(const std::string& key, double def) const;
-  absl::StatusOr<int64_t> Int(const std::string& key, int64_t def) const;
-  absl::StatusOr<bool> Bool(const std::string& key, bool def) const;
-  absl::StatusOr<std::string> String(const std::string& key, const std::string& def) const;
-  bool Has(const std::string& key) const { return args_.contains(key); }
+  // Keys are views (JSON objects look them up without a string), as plugins
+  // read their arguments each session.
+  absl::StatusOr<double> Float(std::string_view key, double def) const;
+  absl::StatusOr<int64_t> Int(std::string_view key, int64_t def) const;
+  absl::StatusOr<bool> Bool(std::string_view key, bool def) const;
+  absl::StatusOr<std::string> String(std::string_view key, const std::string& def) const;
+  bool Has(std::string_view key) const { return args_.contains(key); }
   const json& raw() const { return args_; }
   // A ConfigError for the first key neither in `known` nor starting with one
   // of `prefixes`.
-  // Views, not strings: every plugin checks its arguments in every session.
   absl::Status CheckKnown(absl::Span<const absl::string_view> known,
                           absl::Span<const absl::string_view> prefixes = {}) const;
 
  private:
-  absl::Status TypeError(const std::string& key, const char* want) const;
+  absl::Status TypeError(std::string_view key, const char* want) const;
   json args_;
   std::string owner_;  // "plugin binpack", for messages
 };

@@ -46,6 +46,7 @@ class DrfPlugin : public Plugin {
   void OnSessionOpen(PluginHandle& h) override {
     Session& ssn = h.session();
     total_ = ssn.total_resource();
+    attrs_.reserve(ssn.jobs().size());
     for (const auto& [key, job] : ssn.jobs()) {
       Attr& a = attrs_[job];
       a.allocated = job->allocated;

@@ -108,16 +108,16 @@ class ProportionPlugin : public Plugin {
   void BuildAttrs(Session& ssn) {
     Resource total_guarantee;
     for (const auto& [name, q] : ssn.queues()) total_guarantee += q->guarantee;
+    const std::string* last_queue = nullptr;  // jobs of one queue mostly come together
+    QueueAttr* attr = nullptr;
     for (const auto& [key, job] : ssn.jobs()) {
-      const QueueInfo* q = ssn.FindQueue(job->queue);
-      if (!q) continue;
-      auto [it, created] = attrs_.try_emplace(q->name);
-      QueueAttr& a = it->second;
-      if (created) {
-        a.queue = q;
-        a.guarantee = q->guarantee;
-        a.real_capability = (ssn.total_resource().SubFloorZero(total_guarantee) + q->guarantee).Min(Capability(*q));
+      if (!last_queue || *last_queue != job->queue) {
+        last_queue = &job->queue;
+        const QueueInfo* q = ssn.FindQueue(job->queue);
+        attr = q ? &AttrOf(ssn, *q, total_guarantee) : nullptr;
       }
+      if (!attr) continue;
+      QueueAttr& a = *attr;
       a.allocated += job->allocated;
       a.request += job->allocated;
       for (const auto& [tk, t] : job->tasks)
@@ -133,6 +133,17 @@ class ProportionPlugin : public Plugin {
         a.inqueue += Uncovered(min, job->allocated);
       a.elastic += job->allocated.SubFloorZero(min);
     }
+  }
+
+  QueueAttr& AttrOf(Session& ssn, const QueueInfo& q, const Resource& total_guarantee) {
+    auto [it, created] = attrs_.try_emplace(q.name);
+    QueueAttr& a = it->second;
+    if (created) {
+      a.queue = &q;
+      a.guarantee = q.guarantee;
+      a.real_capability = (ssn.total_resource().SubFloorZero(total_guarantee) + q.guarantee).Min(Capability(q));
+    }
+    return a;
   }
 
   // Deserved = iterative weighted water-filling of the cluster total.
