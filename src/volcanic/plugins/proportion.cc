@@ -108,7 +108,10 @@ class ProportionPlugin : public Plugin {
   void BuildAttrs(Session& ssn) {
     Resource total_guarantee;
     for (const auto& [name, q] : ssn.queues()) total_guarantee += q->guarantee;
-    const std::string* last_queue = nullptr;  // jobs of one queue mostly come together
+    // Jobs of one queue mostly come together: the queue is looked up once per
+    // run of them. attrs_ grows only in AttrOf, so `attr` (into a btree, which
+    // may move its values on insert) stays valid until the next lookup.
+    const std::string* last_queue = nullptr;
     QueueAttr* attr = nullptr;
     for (const auto& [key, job] : ssn.jobs()) {
       if (!last_queue || *last_queue != job->queue) {
