@@ -4,7 +4,6 @@
 #include <cmath>
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -71,15 +70,15 @@ absl::StatusOr<std::string> Arguments::String(std::string_view key, const std::s
   return TypeError(key, "a string");
 }
 
-absl::Status Arguments::CheckKnown(absl::Span<const absl::string_view> known,
-                                   absl::Span<const absl::string_view> prefixes) const {
+absl::Status Arguments::CheckKnown(absl::Span<const std::string_view> known,
+                                   absl::Span<const std::string_view> prefixes) const {
   for (const auto& [key, value] : args_.items()) {
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     if (std::any_of(prefixes.begin(), prefixes.end(),
-                    [&](absl::string_view p) { return absl::StartsWith(key, p); }))
+                    [&](std::string_view p) { return std::string_view(key).starts_with(p); }))
       continue;
     std::vector<std::string> all(known.begin(), known.end());
-    for (absl::string_view p : prefixes) all.push_back(absl::StrCat(p, "<name>"));
+    for (std::string_view p : prefixes) all.push_back(std::string(p) + "<name>");
     return ConfigError(absl::StrCat(owner_, ": unknown argument \"", key, "\"; known arguments: ",
                                     all.empty() ? "none" : absl::StrJoin(all, ", ")));
   }

@@ -37,8 +37,8 @@ class Arguments {
   const json& raw() const { return args_; }
   // A ConfigError for the first key neither in `known` nor starting with one
   // of `prefixes`.
-  absl::Status CheckKnown(absl::Span<const absl::string_view> known,
-                          absl::Span<const absl::string_view> prefixes = {}) const;
+  absl::Status CheckKnown(absl::Span<const std::string_view> known,
+                          absl::Span<const std::string_view> prefixes = {}) const;
 
  private:
   absl::Status TypeError(std::string_view key, const char* want) const;

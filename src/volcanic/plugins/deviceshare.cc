@@ -4,6 +4,8 @@
 // memory and cores (api/vgpu.h); the cards chosen are accounted per node and
 // written on the binding. Only the vGPU device kind is implemented: the GPU
 // share, GPU number and Ascend kinds are refused as arguments.
+#include <string_view>
+
 #include "absl/strings/str_cat.h"
 #include "volcanic/api/errors.h"
 #include "volcanic/framework/session.h"
@@ -52,7 +54,7 @@ class InertPlugin : public Plugin {
 
 PluginOr NewDeviceSharePlugin(const Arguments& args) {
   const std::string p = "deviceshare.";
-  static constexpr absl::string_view kKnown[] = {
+  static constexpr std::string_view kKnown[] = {
       "deviceshare.VGPUEnable", "deviceshare.SchedulePolicy", "deviceshare.ScheduleWeight",
       "deviceshare.GPUSharingEnable", "deviceshare.GPUNumberEnable", "deviceshare.NodeLockEnable",
       "deviceshare.AscendMindClusterVNPUEnable", "deviceshare.AscendHAMiVNPUEnable",
