@@ -194,9 +194,11 @@ absl::StatusOr<std::vector<GpuRequest>> ParseGpuRequests(const json& spec, const
 std::string GpuClassKey(const std::vector<GpuRequest>& requests, const Labels& pod_annotations) {
   std::string key;
   for (const GpuRequest& r : requests) absl::StrAppend(&key, r.count, ",", r.memory, ",", r.memory_percent, ",", r.cores, ";");
-  for (const std::string* name : {&kModeAnnotation, &kUseTypeAnnotation, &kNoUseTypeAnnotation, &kUseUuidAnnotation,
-                                  &kNoUseUuidAnnotation})
-    if (auto it = pod_annotations.find(*name); it != pod_annotations.end()) absl::StrAppend(&key, *name, "=", it->second, ";");
+  auto append = [&](const std::string& name) {
+    if (auto it = pod_annotations.find(name); it != pod_annotations.end()) absl::StrAppend(&key, name, "=", it->second, ";");
+  };
+  append(kModeAnnotation);
+  for (const std::string* name : kFilterAnnotations) append(*name);
   return key;
 }
 
