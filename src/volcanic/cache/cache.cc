@@ -339,6 +339,11 @@ const std::vector<NodeInfo*>& Cache::ReadyNodes() {
   return ready_nodes_;
 }
 
+const std::vector<NodeInfo*>& Cache::TaintedReadyNodes() {
+  if (ready_nodes_stale_) IndexReadyNodes();
+  return tainted_ready_nodes_;
+}
+
 const Resource& Cache::ReadyUsed() {
   if (ready_nodes_stale_) IndexReadyNodes();
   return ready_totals_.used;
@@ -359,12 +364,14 @@ void Cache::IndexReadyNodes() {
   ready_totals_ = ReadyTotals();
   ++node_generation_;
   ready_nodes_.clear();
+  tainted_ready_nodes_.clear();
   ready_allocatable_ = Resource();
   for (const auto& [name, node] : nodes_) {
     node->index = node->Ready() ? static_cast<int>(ready_nodes_.size()) : -1;
     node->ready_totals = node->index >= 0 ? &ready_totals_ : nullptr;
     if (node->index < 0) continue;
     ready_nodes_.push_back(node.get());
+    if (!node->taints.empty()) tainted_ready_nodes_.push_back(node.get());
     ready_allocatable_ += node->allocatable;
     ready_totals_.used += node->used;
   }

@@ -53,6 +53,9 @@ class Cache {
   // the others), and the sum of their allocatable: what a session opens over,
   // rebuilt only after a node came, went or changed (O(1) otherwise).
   const std::vector<NodeInfo*>& ReadyNodes();
+  // The Ready nodes with a taint, in ReadyNodes' order: what taint-aware
+  // plugins walk instead of every node (most clusters taint few).
+  const std::vector<NodeInfo*>& TaintedReadyNodes();
   const Resource& ReadyAllocatable();
   // Every accounting change of a Ready node since `node_generation()` began, as
   // the node's index in ReadyNodes (repeats included), in order: what lets node
@@ -117,6 +120,7 @@ class Cache {
   absl::flat_hash_map<std::string, Labels> namespace_labels_;
   absl::flat_hash_set<const TaskInfo*> anti_affinity_tasks_;
   std::vector<NodeInfo*> ready_nodes_;
+  std::vector<NodeInfo*> tainted_ready_nodes_;
   ReadyTotals ready_totals_;
   uint64_t node_generation_ = 0;
   Resource ready_allocatable_;

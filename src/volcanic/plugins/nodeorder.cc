@@ -8,7 +8,6 @@
 // 100 × weight everywhere), PodTopologySpread when the pod has no
 // ScheduleAnyway constraint (then it adds nothing).
 #include <cmath>
-#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -43,7 +42,7 @@ class NodeOrderPlugin : public Plugin {
 
   void OnSessionOpen(PluginHandle& h) override {
     Session& ssn = h.session();
-    nodes_ = ssn.nodes();
+    tainted_nodes_ = &ssn.cache().TaintedReadyNodes();
     h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) { return Score(t, n); },
         [](const TaskInfo&) { return true; });
     if (w_.spread != 0) spread_ = std::make_unique<TopologySpreadScore>(ssn);
@@ -107,33 +106,20 @@ class NodeOrderPlugin : public Plugin {
     }
   }
 
+  // Whether no node has a PreferNoSchedule taint the task does not tolerate:
+  // then every node scores the same and the score is node-local. Only the
+  // tainted nodes (the cache keeps them) are looked at.
   bool TaintsUniform(const TaskInfo& t) {
     auto [it, inserted] = uniform_.try_emplace(t.class_id, true);
     if (inserted)
-      for (const NodeInfo* n : PreferNoScheduleNodes())
+      for (const NodeInfo* n : *tainted_nodes_)
         if (t.placement->CountIntolerablePreferNoSchedule(n->taints) > 0) it->second = false;
     return it->second;
   }
 
-  // Found on first use, not at open: a session that places nothing (most of
-  // them) then costs nothing per node.
-  const std::vector<const NodeInfo*>& PreferNoScheduleNodes() {
-    if (!prefer_no_schedule_) {
-      prefer_no_schedule_.emplace();
-      for (const NodeInfo* n : nodes_)
-        for (const Taint& t : n->taints)
-          if (t.effect == "PreferNoSchedule") {
-            prefer_no_schedule_->push_back(n);
-            break;
-          }
-    }
-    return *prefer_no_schedule_;
-  }
-
   Weights w_;
   std::unique_ptr<TopologySpreadScore> spread_;  // when its weight is not 0
-  absl::Span<NodeInfo* const> nodes_;            // the session's
-  std::optional<std::vector<const NodeInfo*>> prefer_no_schedule_;
+  const std::vector<NodeInfo*>* tainted_nodes_ = nullptr;  // the session's
   absl::flat_hash_map<int32_t, bool> uniform_;  // by task class
 };
 
