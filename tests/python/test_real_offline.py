@@ -64,8 +64,11 @@ def test_crds_carry_volcanos_names_scope_status_and_columns():
     assert by_kind["Job"]["group"] == "batch.volcano.sh" and by_kind["Job"]["versions"][0]["name"] == "v1alpha1"
     assert by_kind["Command"]["group"] == "bus.volcano.sh"
     assert by_kind["PodGroup"]["names"]["plural"] == "podgroups" and by_kind["Queue"]["scope"] == "Cluster"
-    for kind in ("Job", "PodGroup", "Queue"):
+    for kind in ("Job", "Queue"):
         assert by_kind[kind]["versions"][0]["subresources"] == {"status": {}}
+    # Volcano's PodGroup CRD has `subresources: {}` (config/crd/volcano/bases/
+    # scheduling.volcano.sh_podgroups.yaml): its status is written with the object.
+    assert "subresources" not in by_kind["PodGroup"]["versions"][0]
     columns = [c["name"] for c in by_kind["Job"]["versions"][0]["additionalPrinterColumns"]]
     assert columns == ["STATUS", "minAvailable", "RUNNINGS", "AGE", "QUEUE"]
     assert [c["jsonPath"] for c in by_kind["Queue"]["versions"][0]["additionalPrinterColumns"]] == [".spec.parent"]
@@ -75,7 +78,10 @@ def test_each_component_gets_only_what_it_uses():
     def verbs(component, resource):
         return {v for r in RULES[component] if resource in r["resources"] for v in r["verbs"]}
     assert verbs("scheduler", "pods/binding") == {"create"}
-    assert "create" not in verbs("scheduler", "pods") and "update" not in verbs("scheduler", "podgroups")
+    assert "create" not in verbs("scheduler", "pods")
+    # It writes PodGroup status with the object, as Volcano's scheduler role allows
+    # (installer/helm/chart/volcano/templates/scheduler.yaml: podgroups list, watch, update).
+    assert "update" in verbs("scheduler", "podgroups") and not {"create", "delete"} & verbs("scheduler", "podgroups")
     assert verbs("webhook", "jobs") == {"get", "list", "watch"}
     assert not verbs("webhook", "pods/binding") and not verbs("controller-manager", "pods/binding")
 

@@ -70,6 +70,23 @@ def test_status_is_a_subresource():
     assert p["status"] == {"phase": "Succeeded"} and p["spec"]["nodeName"] == "n1"
 
 
+def test_a_podgroups_status_is_written_with_the_object():
+    """Volcano's PodGroup CRD has no status subresource (`subresources: {}`), and its scheduler
+    writes PodGroup status with a plain Update (pkg/scheduler/cache/cache.go)."""
+    s = volcanic.Cluster().api
+    pg = s.create({"kind": "PodGroup", "metadata": {"name": "pg"}, "spec": {"minMember": 1},
+                   "status": {"phase": "Pending"}})
+    assert pg["status"] == {"phase": "Pending"}  # kept on create
+    running = s.update(dict(pg, status={"phase": "Running"}))
+    assert running["status"] == {"phase": "Running"}  # and on update
+    assert running["metadata"]["generation"] == 1
+    # update_status is that update too: it checks the version, and writes what else was sent
+    with pytest.raises(Conflict):
+        s.update_status(dict(pg, status={"phase": "Inqueue"}))
+    done = s.update_status(dict(running, spec={"minMember": 2}, status={"phase": "Completed"}))
+    assert done["status"] == {"phase": "Completed"} and done["metadata"]["generation"] == 2
+
+
 def test_finalizers_hold_deletion_and_owners_cascade():
     s = MemoryStore()
     owner = s.create({"kind": "Job", "metadata": {"name": "j"}, "spec": {}})

@@ -82,6 +82,9 @@ class EmbeddedApi:
         return self.store.update(obj)
 
     def update_status(self, obj: Obj) -> Obj:
+        kind = KINDS.get(obj.get("kind"))
+        if kind is not None and not kind.status_subresource:
+            return self.update(obj)  # a PUT of the object: admitted as an update
         return self.store.update_status(obj)
 
     def create_async(self, obj: Obj) -> Future[Obj]:

@@ -5,7 +5,7 @@ What it promises, as the Kubernetes API server does:
   the store's clock, Unix seconds) and, for kinds with a status subresource, ignores the status sent;
 - update is optimistic: a resourceVersion that is not the current one is a Conflict; a
   changed spec bumps generation; for kinds with a status subresource the status is kept
-  (use update_status to change it);
+  (use update_status to change it; for other kinds update_status is an update);
 - bind sets a pod's spec.nodeName and its PodScheduled condition, like pods/binding;
 - delete with finalizers only sets deletionTimestamp; the object goes once its last
   finalizer is removed; dependents (ownerReferences) are deleted in cascade;
@@ -149,6 +149,9 @@ class MemoryStore:
 
     def update(self, obj: Obj) -> Obj:
         kind = kind_named(obj.get("kind") if isinstance(obj, dict) else None)
+        old = self._stored_but_status(kind, obj)
+        if old is not None:
+            return self._write_status(kind, old, obj.get("status"))
         obj = clone(obj)
         meta = self._meta(obj, kind)
         key = self._key(kind, meta["name"], meta.get("namespace"))
@@ -175,19 +178,14 @@ class MemoryStore:
 
     def update_status(self, obj: Obj) -> Obj:
         kind = kind_named(obj.get("kind") if isinstance(obj, dict) else None)
+        if not kind.status_subresource:
+            return self.update(obj)
         meta = obj.get("metadata")  # only its name and version count: the status is what is written
         if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
             raise InvalidObject(f"{kind.name}: metadata.name: is required")
-        key = self._key(kind, meta["name"], meta.get("namespace") if kind.namespaced else None)
-        old = self._current(kind, key)
+        old = self._current(kind, self._key(kind, meta["name"], meta.get("namespace")))
         self._check_version(old, meta, kind)
-        status = obj.get("status") or {}
-        if not isinstance(status, dict):
-            raise InvalidObject(f"{kind.name} {key[1]}: status: must be a map")
-        if status == old.get("status"):
-            return old  # a no-op status write is not written either
-        new = dict(old, metadata=dict(old["metadata"]), status=clone(status))
-        return self._commit("MODIFIED", kind, key, new)
+        return self._write_status(kind, old, obj.get("status"))
 
     def create_async(self, obj: Obj) -> Future[Obj]:
         return done(self.create, obj)
@@ -233,6 +231,34 @@ class MemoryStore:
         self._remove(k, key)
 
     # Internals.
+    def _stored_but_status(self, kind: Kind, obj: Obj) -> Obj | None:
+        """The stored object when `obj` is it with another status: everything else the very
+        values stored (a writer sending what it read with a new status, as Volcano writes a
+        PodGroup's), so only the status needs checking. None otherwise."""
+        meta = obj.get("metadata")
+        if kind.status_subresource or not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+            return None
+        old = self._objects[kind.name].get(self._key(kind, meta["name"], meta.get("namespace")))
+        if old is None or old["metadata"] is not meta:
+            return None
+        for k, v in obj.items():
+            if k != "status" and old.get(k, obj) is not v:
+                return None
+        for k in old:
+            if k != "status" and k not in obj:
+                return None
+        return old
+
+    def _write_status(self, kind: Kind, old: Obj, status: Any) -> Obj:
+        status = status or {}
+        if not isinstance(status, dict):
+            raise InvalidObject(f"{kind.name} {old['metadata']['name']}: status: must be a map")
+        if status == old.get("status"):
+            return old  # a no-op status write is not written either
+        meta = old["metadata"]
+        new = dict(old, metadata=dict(meta), status=clone(status))
+        return self._commit("MODIFIED", kind, self._key(kind, meta["name"], meta.get("namespace")), new)
+
     def _remove(self, kind: Kind, key: Key) -> None:
         obj = self._objects[kind.name].pop(key)
         self._version += 1

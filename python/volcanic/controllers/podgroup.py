@@ -144,12 +144,10 @@ class PodGroupController(Controller):
         namespace, pg_name = pod["metadata"]["namespace"], podgroup_name(pod)
         if self.ctx.lister.get("PodGroup", pg_name, namespace) is None:
             try:
-                pg = self.ctx.store.create(self.build_podgroup(pod, pg_name))
+                self.ctx.store.create(self.build_podgroup(pod, pg_name))  # status Pending with it
             except StoreError as e:
                 if e.reason != "AlreadyExists":
                     raise
-            else:
-                self.ctx.store.update_status(dict(pg, status={"phase": "Pending"}))
         self._annotate_pod(pod, pg_name)
 
     def build_podgroup(self, pod: Obj, pg_name: str) -> Obj:

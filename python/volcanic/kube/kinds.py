@@ -15,6 +15,8 @@ class Kind:
     namespaced: bool = True
     # Status is written only through update_status, and create ignores the status sent.
     # Nodes and Namespaces are written whole in the embedded cluster: no kubelet reports them.
+    # PodGroups are written whole too: Volcano's CRD has no status subresource, and its
+    # scheduler and controllers write a PodGroup's status with a plain update.
     status_subresource: bool = False
     # What the API server puts in status on create.
     initial_status: tuple[tuple[str, str], ...] = ()
@@ -42,7 +44,7 @@ KINDS = {k.name: k for k in [
     Kind("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies"),
     Kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", namespaced=False),
     Kind("Job", "batch.volcano.sh/v1alpha1", "jobs", status_subresource=True),
-    Kind("PodGroup", "scheduling.volcano.sh/v1beta1", "podgroups", status_subresource=True),
+    Kind("PodGroup", "scheduling.volcano.sh/v1beta1", "podgroups"),
     Kind("Queue", "scheduling.volcano.sh/v1beta1", "queues", namespaced=False, status_subresource=True),
     Kind("Command", "bus.volcano.sh/v1alpha1", "commands"),
 ]}

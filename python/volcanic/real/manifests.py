@@ -4,7 +4,7 @@ default queues; with `all_components`, the three Deployments, the webhook's Serv
 scheduler configuration as a ConfigMap.
 
 The CRDs have Volcano's group, version, kind, plural, short names, scope, status subresource
-and printer columns. Their schemas type the fields every tool reads (kubectl's columns, kopf)
+(none for PodGroups, as in Volcano's CRD) and printer columns. Their schemas type the fields every tool reads (kubectl's columns, kopf)
 and keep the rest open (x-kubernetes-preserve-unknown-fields), so every valid Volcano object
 is stored as sent; the admission webhook holds Volcano's detailed rules.
 """
@@ -12,6 +12,8 @@ is stored as sent; the admission webhook holds Volcano's detailed rules.
 from __future__ import annotations
 
 from typing import Any
+
+from volcanic.kube.kinds import KINDS
 
 NAMESPACE = "volcano-system"
 COMPONENTS = ("scheduler", "controller-manager", "webhook")
@@ -41,7 +43,7 @@ def _crd(group: str, version: str, kind: str, plural: str, short: list[str], nam
         names["shortNames"] = short
     served: Obj = {"name": version, "served": True, "storage": True,
                    "schema": {"openAPIV3Schema": {"type": "object", "properties": properties}}}
-    if status:
+    if status and KINDS[kind].status_subresource:
         served["subresources"] = {"status": {}}
     if columns:
         served["additionalPrinterColumns"] = columns
@@ -100,12 +102,13 @@ RULES: dict[str, list[Obj]] = {
         _rule([""], ["pods"], READ + ["delete"]), _rule([""], ["pods/binding"], ["create"]),
         _rule([""], ["pods/status"], ["update", "patch"]), _rule([""], ["nodes", "namespaces"], READ),
         _rule(["scheduling.k8s.io"], ["priorityclasses"], READ), _rule([VC_SCHED], ["podgroups", "queues"], READ),
-        _rule([VC_SCHED], ["podgroups/status", "queues/status"], ["update", "patch"]), LEASES, EVENTS],
+        _rule([VC_SCHED], ["podgroups"], ["update", "patch"]), _rule([VC_SCHED], ["queues/status"], ["update", "patch"]),
+        LEASES, EVENTS],
     # job, PodGroup, queue and GC controllers, job plugins (svc, ssh, PVCs), Commands.
     "controller-manager": [
         _rule([VC_BATCH], ["jobs"], WRITE), _rule([VC_BATCH], ["jobs/status", "jobs/finalizers"], ["update", "patch"]),
         _rule([VC_BUS], ["commands"], READ + ["delete"]), _rule([VC_SCHED], ["podgroups", "queues"], WRITE),
-        _rule([VC_SCHED], ["podgroups/status", "queues/status"], ["update", "patch"]),
+        _rule([VC_SCHED], ["queues/status"], ["update", "patch"]),
         _rule([""], ["pods", "services", "configmaps", "secrets", "persistentvolumeclaims"], WRITE),
         _rule(["networking.k8s.io"], ["networkpolicies"], WRITE), _rule([""], ["namespaces", "nodes"], READ),
         _rule(["scheduling.k8s.io"], ["priorityclasses"], READ),

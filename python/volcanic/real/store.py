@@ -84,10 +84,10 @@ class KubeStore:
         return self._write(obj, "", first=True).result()
 
     def update_status(self, obj: Obj) -> Obj:
-        return self._write(obj, "/status", first=True).result()
+        return self._write(obj, _status_path(obj), first=True).result()
 
     def update_status_async(self, obj: Obj) -> Future[Obj]:
-        return self._write(obj, "/status")
+        return self._write(obj, _status_path(obj))
 
     def bind(self, namespace: str, name: str, node: str, annotations: dict[str, str] | None = None) -> Obj:
         return self._bind(namespace, name, node, annotations, first=True).result()
@@ -227,3 +227,9 @@ def _namespace_of(obj: Obj) -> str | None:
 
 def _ns(k: Kind, namespace: str | None) -> str | None:
     return (namespace or "default") if k.namespaced else None
+
+
+def _status_path(obj: Obj) -> str:
+    """Where a status is written: the status subresource, or the object itself for a kind
+    without one (a PodGroup, as Volcano's CRD has it)."""
+    return "/status" if kind_named(obj.get("kind")).status_subresource else ""

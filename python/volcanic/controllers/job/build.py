@@ -65,7 +65,8 @@ def task_min_available(task: Obj) -> int:
 
 
 def build_podgroup(job: Obj, lister: Lister, min_res: dict[str, str] | None = None) -> Obj:
-    """The job's PodGroup; `min_res` is min_resources(job, lister) when the caller has it."""
+    """The job's PodGroup; `min_res` is min_resources(job, lister) when the caller has it.
+    Without a status, as Volcano's createOrUpdatePodGroup makes it: the scheduler gives it one."""
     spec = job["spec"]
     pg_spec: Obj = {
         "minMember": spec.get("minAvailable") or 0,
@@ -86,7 +87,7 @@ def build_podgroup(job: Obj, lister: Lister, min_res: dict[str, str] | None = No
                          "annotations": dict(meta.get("annotations") or {}),
                          "labels": dict(meta.get("labels") or {}),
                          "ownerReferences": [owner_reference(job)]},
-            "spec": pg_spec, "status": {"phase": "Pending"}}
+            "spec": pg_spec}
 
 
 def _sub_group(task: Obj) -> Obj:
