@@ -33,6 +33,19 @@ def test_pods_are_created_only_once_the_podgroup_is_inqueue() -> None:
     assert c.errors == []
 
 
+def test_a_podgroup_named_after_its_job_without_an_owner_still_syncs_it() -> None:
+    """Volcano's updatePodGroup (pkg/controllers/job/job_controller_handler.go) queues the job
+    of the PodGroup's name when no Job owns it: a PodGroup made before its job (as older
+    controllers named them) going Inqueue gets the job's pods created."""
+    c = cluster(node("n1"))
+    c.apply({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+             "metadata": {"name": "j", "namespace": NS}, "spec": {"minMember": 1, "queue": "default"}})
+    c.apply(job("j", task("t", 2)))
+    assert pods(c) == {}  # the job's first sync found its PodGroup Pending
+    assert wait(c, lambda: len(pods(c)) == 2, 5)
+    assert c.errors == []
+
+
 def test_podgroup_pending_event_for_an_unschedulable_gang() -> None:
     """reference §2.3 SyncJob / e2e "Checking Unschedulable Event Generation for job": an
     Unschedulable PodGroup condition is reported as a PodGroupPending event on the job."""

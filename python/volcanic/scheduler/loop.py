@@ -309,6 +309,8 @@ class SchedulerLoop:
         return False
 
     def _evict(self, d: Decisions) -> None:
+        if not d.evictions:
+            return
         now = rfc3339(self.clock.now())
         for key in d.evictions:
             namespace, name = key.split("/", 1)

@@ -176,8 +176,14 @@ class JobController(Controller):
             self._podgroup_phase_changed(new)
 
     def _podgroup_phase_changed(self, pg: Obj) -> None:
+        """Volcano queues a request for the Job owning the PodGroup, else for a Job of the
+        PodGroup's name. A PodGroup no Job owns and no Job is named after (a bare pod's) is
+        not queued: its request would find no job (processNextReq returns), and a Job made
+        later is synced by its own add."""
         ref = _controller_job(pg)
         name = ref["name"] if ref else pg["metadata"]["name"]
+        if ref is None and self.ctx.lister.get("Job", name, pg["metadata"]["namespace"]) is None:
+            return
         self._enqueue(Request(pg["metadata"]["namespace"], name,
                               event="Unknown" if _phase(pg) == "Unknown" else ""))
 
