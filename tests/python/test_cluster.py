@@ -98,6 +98,22 @@ def test_an_admission_denial_raises_and_stores_nothing():
     assert [n["metadata"]["name"] for n in c.list("Node")] == ["n1"]
 
 
+def test_admission_rules_run_only_for_the_operations_they_are_registered_for():
+    """As a webhook's registration limits the operations it is called for, so does the chain's
+    `operations`; Volcano's chain has its chart's (installer/helm/.../webhooks.yaml), the
+    table volcanic registers its webhooks from."""
+    chain = AdmissionChain(operations={("Node", "validate"): ("CREATE",)})
+    chain.add_validator("Node", lambda r: "no GPUs here" if "gpu" in str(r.obj["metadata"].get("labels")) else None)
+    c = volcanic.Cluster(admission=chain)
+    with pytest.raises(volcanic.AdmissionError, match="no GPUs here"):
+        c.apply(dict(node("n2"), metadata={"name": "n2", "labels": {"gpu": "yes"}}))
+    c.apply(node("n1"))
+    updated = c.apply(dict(node("n1"), metadata={"name": "n1", "labels": {"gpu": "yes"}}))  # an UPDATE: not called
+    assert updated["metadata"]["labels"] == {"gpu": "yes"}
+    from volcanic.admission import OPERATIONS, volcano_chain
+    assert volcano_chain().operations == OPERATIONS and OPERATIONS[("PodGroup", "validate")] == ("CREATE",)
+
+
 def test_pods_get_priority_from_their_priority_class(cluster):
     """DESIGN.md: the embedded cluster fills spec.priority as the API server's priority admission."""
     cluster.apply([{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},

@@ -27,13 +27,24 @@ class AdmissionConf:
 
 
 KINDS = {"Job": "jobs", "Pod": "pods", "PodGroup": "podgroups", "Queue": "queues", "Command": "commands"}
+# The operations each admission path is registered for, as Volcano's chart registers its
+# webhooks (installer/helm/chart/volcano/templates/webhooks.yaml): the API server calls a
+# rule only for those, and so does the embedded cluster. Commands have no Volcano webhook;
+# volcanic checks them on CREATE.
+OPERATIONS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("Job", "mutate"): ("CREATE",), ("Job", "validate"): ("CREATE", "UPDATE"),
+    ("Pod", "mutate"): ("CREATE",), ("Pod", "validate"): ("CREATE",),
+    ("PodGroup", "mutate"): ("CREATE",), ("PodGroup", "validate"): ("CREATE",),
+    ("Queue", "mutate"): ("CREATE",), ("Queue", "validate"): ("CREATE", "UPDATE", "DELETE"),
+    ("Command", "mutate"): ("CREATE",), ("Command", "validate"): ("CREATE",),
+}
 
 
 def volcano_chain(conf: AdmissionConf | None = None) -> AdmissionChain:
     """The admission chain of a Volcano installation."""
     import importlib
     conf = conf or AdmissionConf()
-    chain = AdmissionChain()
+    chain = AdmissionChain(operations=dict(OPERATIONS))
     for kind, module_name in KINDS.items():
         module = importlib.import_module(f"volcanic.admission.{module_name}")
         for fn in module.mutators(conf):

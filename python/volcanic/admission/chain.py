@@ -33,10 +33,14 @@ Validator = Callable[[AdmissionRequest], "str | None"]
 
 @dataclass
 class AdmissionChain:
-    """Mutators and validators by kind; kinds without rules are admitted unchanged."""
+    """Mutators and validators by kind; kinds without rules are admitted unchanged.
+
+    `operations`: (kind, "mutate" or "validate") -> the operations that kind's rules are
+    called for, as a webhook's registration limits them (absent: every operation)."""
 
     mutators: dict[str, list[Mutator]] = field(default_factory=dict)
     validators: dict[str, list[Validator]] = field(default_factory=dict)
+    operations: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
 
     def add_mutator(self, kind: str, fn: Mutator) -> None:
         self.mutators.setdefault(kind, []).append(fn)
@@ -44,19 +48,26 @@ class AdmissionChain:
     def add_validator(self, kind: str, fn: Validator) -> None:
         self.validators.setdefault(kind, []).append(fn)
 
-    def has_rules(self, kind: Any) -> bool:
-        return bool(self.mutators.get(kind) or self.validators.get(kind))
+    def rules(self, kind: Any, operation: str, mutating: bool) -> list:
+        """The mutators (or validators) of `kind` called for `operation`."""
+        phase, table = ("mutate", self.mutators) if mutating else ("validate", self.validators)
+        ops = self.operations.get((kind, phase))
+        return table.get(kind, []) if ops is None or operation in ops else []
+
+    def has_rules(self, kind: Any, operation: str) -> bool:
+        return bool(self.rules(kind, operation, True) or self.rules(kind, operation, False))
 
     def admit(self, operation: str, obj: Obj | None, old: Obj | None, lister: Any) -> Obj | None:
         """The object to store after mutation; raises AdmissionError on a denial."""
         kind = (obj or old or {}).get("kind", "")
-        if not self.has_rules(kind):
-            return obj
+        validators = self.rules(kind, operation, False)
         if obj is not None:
-            for mutate in self.mutators.get(kind, ()):
+            for mutate in self.rules(kind, operation, True):
                 obj = mutate(AdmissionRequest(operation, obj, old, lister))
+        if not validators:
+            return obj
         request = AdmissionRequest(operation, obj, old, lister)
-        for validate in self.validators.get(kind, ()):
+        for validate in validators:
             message = validate(request)
             if message:
                 meta = (obj or old or {}).get("metadata") or {}

@@ -173,7 +173,7 @@ def _admit(review: Any, chain: AdmissionChain | None, lister: Any, only_kind: st
     if GROUPS.get(kind) != group or operation == "CONNECT":
         return allowed_response(uid)
     chain = chain if chain is not None else _chain()
-    rules: list[Callable] = (chain.mutators if mutating else chain.validators).get(kind, [])
+    rules: list[Callable] = chain.rules(kind, operation, mutating)
     if not rules or (mutating and obj is None):
         return allowed_response(uid)
     lister = lister if lister is not None else EMPTY_LISTER

@@ -72,7 +72,7 @@ class EmbeddedApi:
 
     def update(self, obj: Obj) -> Obj:
         kind = obj.get("kind")
-        if kind == "Pod" or self.admission.has_rules(kind):
+        if kind == "Pod" or self.admission.has_rules(kind, "UPDATE"):
             meta = obj.get("metadata") or {}
             old = self.store.shared.get(kind, meta.get("name", ""), meta.get("namespace"))
             if old is not None:
@@ -101,7 +101,7 @@ class EmbeddedApi:
         return self.store.bind(namespace, name, node, annotations)
 
     def delete(self, kind: str, name: str, namespace: str | None = None, uid: str | None = None) -> None:
-        old = self.store.shared.get(kind, name, namespace) if self.admission.has_rules(kind) else None
+        old = self.store.shared.get(kind, name, namespace) if self.admission.has_rules(kind, "DELETE") else None
         if old is not None:
             self.admission.admit("DELETE", None, old, self.store.shared)
         self.store.delete(kind, name, namespace, uid=uid)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from volcanic.admission import OPERATIONS
 from volcanic.real.client import KubeClient
 from volcanic.real.install import apply
 from volcanic.real.manifests import NAMESPACE
@@ -25,18 +26,15 @@ SERVICE = "volcano-admission-service"
 DEFAULT_ADMISSIONS = ("/jobs/mutate", "/jobs/validate", "/podgroups/validate", "/queues/mutate", "/queues/validate")
 
 Obj = dict[str, Any]
-# path -> (webhook name, group, version, resource, operations)
+# path -> (webhook name, group, version, resource, operations), the operations being those
+# the embedded admission chain calls the path's rules for.
 WEBHOOKS: dict[str, tuple[str, str, str, str, tuple[str, ...]]] = {
-    "/jobs/mutate": ("mutatejob.volcano.sh", "batch.volcano.sh", "v1alpha1", "jobs", ("CREATE",)),
-    "/jobs/validate": ("validatejob.volcano.sh", "batch.volcano.sh", "v1alpha1", "jobs", ("CREATE", "UPDATE")),
-    "/queues/mutate": ("mutatequeue.volcano.sh", "scheduling.volcano.sh", "v1beta1", "queues", ("CREATE",)),
-    "/queues/validate": ("validatequeue.volcano.sh", "scheduling.volcano.sh", "v1beta1", "queues",
-                         ("CREATE", "UPDATE", "DELETE")),
-    "/podgroups/mutate": ("mutatepodgroup.volcano.sh", "scheduling.volcano.sh", "v1beta1", "podgroups", ("CREATE",)),
-    "/podgroups/validate": ("validatepodgroup.volcano.sh", "scheduling.volcano.sh", "v1beta1", "podgroups",
-                            ("CREATE",)),
-    "/pods/mutate": ("mutatepod.volcano.sh", "", "v1", "pods", ("CREATE",)),
-    "/pods/validate": ("validatepod.volcano.sh", "", "v1", "pods", ("CREATE",)),
+    f"/{resource}/{phase}": (f"{phase}{kind.lower()}.volcano.sh", group, version, resource, OPERATIONS[(kind, phase)])
+    for kind, group, version, resource in (("Job", "batch.volcano.sh", "v1alpha1", "jobs"),
+                                           ("Queue", "scheduling.volcano.sh", "v1beta1", "queues"),
+                                           ("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups"),
+                                           ("Pod", "", "v1", "pods"))
+    for phase in ("mutate", "validate")
 }
 
 
