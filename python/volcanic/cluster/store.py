@@ -52,6 +52,16 @@ def uid_of(n: int) -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
+_NOT_SPEC = ("metadata", "status", "apiVersion", "kind")  # the rest is what bumps generation
+
+
+def _same_but(a: dict, b: dict, skip: tuple[str, ...]) -> bool:
+    """Whether a and b are equal but for the keys in `skip`."""
+    if len(a) - sum(k in a for k in skip) != len(b) - sum(k in b for k in skip):
+        return False
+    return all(k in skip or (k in b and b[k] == v) for k, v in a.items())
+
+
 def _check_shape(obj: Obj, kind: Kind, meta: dict) -> None:
     """What the API server's validation and structural schemas refuse before anything else:
     labels and annotations that are not string maps, a spec or status that is not a map."""
@@ -166,7 +176,7 @@ class MemoryStore:
             obj.pop("status", None)
             if "status" in old:
                 obj["status"] = old["status"]
-        if self._spec(obj) != self._spec(old):
+        if not _same_but(obj, old, _NOT_SPEC):
             meta["generation"] = old["metadata"]["generation"] + 1
         if self._unchanged(obj, old):
             return old  # the API server does not write a no-op update
@@ -275,7 +285,8 @@ class MemoryStore:
         obj["metadata"]["resourceVersion"] = str(self._version)
         old = self._objects[kind.name].get(key)
         refs = obj["metadata"].get("ownerReferences")
-        reindex = old is None or old["metadata"].get("ownerReferences") is not refs  # a status write keeps them
+        old_refs = old["metadata"].get("ownerReferences") if old is not None else None
+        reindex = old is None or (old_refs is not refs and old_refs != refs)  # most writes keep them
         if old is not None and reindex:
             self._index_owners(kind, key, old, add=False)
         self._objects[kind.name][key] = obj
@@ -331,11 +342,4 @@ class MemoryStore:
 
     @staticmethod
     def _unchanged(new: Obj, old: Obj) -> bool:
-        meta = {k: v for k, v in new["metadata"].items() if k != "resourceVersion"}
-        old_meta = {k: v for k, v in old["metadata"].items() if k != "resourceVersion"}
-        return meta == old_meta and {k: v for k, v in new.items() if k != "metadata"} == \
-            {k: v for k, v in old.items() if k != "metadata"}
-
-    @staticmethod
-    def _spec(obj: Obj) -> Any:
-        return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+        return _same_but(new["metadata"], old["metadata"], ("resourceVersion",)) and _same_but(new, old, ("metadata",))

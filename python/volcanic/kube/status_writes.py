@@ -75,7 +75,11 @@ class StatusWrites:
             write = StatusWrite(dict(obj, metadata=dict(obj["metadata"], resourceVersion=str(answered))),
                                 write.warning)
         self._out[key] = write
-        self._store.update_status_async(write.obj).add_done_callback(lambda answer: self._answer(key, answer))
+        answer = self._store.update_status_async(write.obj)
+        if answer.done():  # answered at once (the embedded store): the next collect() takes it
+            self._answered.append((key, answer))
+        else:
+            answer.add_done_callback(lambda answer: self._answer(key, answer))
 
     def _answer(self, key: tuple[str, Key], answer: Future[Obj]) -> None:
         """From the thread that got the answer: queue it for collect(), wake the reader."""

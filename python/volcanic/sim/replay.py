@@ -96,18 +96,20 @@ def replay(trace: Trace, conf: Any = None, limit: float = 365 * 86400.0,
 
 def _pod_added(run: Replay, pod: Obj) -> None:
     """A pod arrives with the object that made it, its job: itself, or its owner (a Job)."""
+    key = _key(pod)
+    record = run.pods.get(key)
+    if record is not None:
+        if record.phase == "Running":  # a replacement for a pod deleted while Running: its own start is to come
+            record.phase = "Pending"
+        return
     meta = pod["metadata"]
     owners = [(ref.get("kind"), meta["namespace"], ref.get("name")) for ref in meta.get("ownerReferences") or ()]
     arrival = next((run.arrived[o] for o in owners if o in run.arrived),
                    run.arrived.get(("Pod", meta["namespace"], meta["name"]), run.cluster.now))
-    job = next((f"{ns}/{name}" for kind, ns, name in owners if kind == "Job"), _key(pod))
-    record = run.pods.get(_key(pod))
-    if record is None:
-        requests = requests_of(pod)
-        run.pods[_key(pod)] = PodRecord(_key(pod), arrival, requests=requests, job=job, queue=_queue(run, pod),
-                                        shape=pod_shape(pod, requests))
-    elif record.phase == "Running":  # a replacement for a pod deleted while Running: its own start is to come
-        record.phase = "Pending"
+    job = next((f"{ns}/{name}" for kind, ns, name in owners if kind == "Job"), key)
+    requests = requests_of(pod)
+    run.pods[key] = PodRecord(key, arrival, requests=requests, job=job, queue=_queue(run, pod),
+                              shape=pod_shape(pod, requests))
 
 
 def _queue(run: Replay, pod: Obj) -> str:

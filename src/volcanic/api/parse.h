@@ -24,6 +24,9 @@ struct ParseOptions {
 };
 
 absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts);
+// The one field of a pod's status ParsePod reads: a caller converting objects
+// may leave the rest of the status out (most of a running pod's values).
+inline constexpr char kPodStatusRead[] = "phase";
 absl::StatusOr<NodeInfo> ParseNode(const json& obj);
 absl::StatusOr<JobInfo> ParsePodGroup(const json& obj, const ParseOptions& opts);
 absl::StatusOr<QueueInfo> ParseQueue(const json& obj);

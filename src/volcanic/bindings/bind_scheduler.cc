@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "volcanic/api/errors.h"
+#include "volcanic/api/parse.h"
 #include "volcanic/bindings/convert.h"
 #include "volcanic/bindings/hook_budget.h"
 #include "volcanic/bindings/py_plugin.h"
@@ -21,6 +22,23 @@
 
 namespace volcanic::bindings {
 namespace {
+
+// What an upsert converts of `obj`: all of it, but of a pod's status only the
+// field the cache reads (kPodStatusRead). The rest of a running pod's status
+// (conditions, container states, IPs) is most of its values.
+py::object CacheView(const py::handle& obj) {
+  PyObject* o = obj.ptr();
+  PyObject* kind = PyDict_Check(o) ? PyDict_GetItemString(o, "kind") : nullptr;
+  PyObject* status = kind ? PyDict_GetItemString(o, "status") : nullptr;
+  if (!status || !PyDict_Check(status) || !PyUnicode_Check(kind) || PyUnicode_CompareWithASCIIString(kind, "Pod") != 0)
+    return py::reinterpret_borrow<py::object>(obj);
+  py::dict read;
+  if (PyObject* v = PyDict_GetItemString(status, kPodStatusRead)) read[kPodStatusRead] = py::handle(v);
+  py::object view = py::reinterpret_steal<py::object>(PyDict_Copy(o));
+  if (!view) throw py::error_already_set();
+  view["status"] = read;
+  return view;
+}
 
 py::dict QuantityDict(const Resource& r) {
   py::dict out;
@@ -145,7 +163,7 @@ class PyScheduler {
 
   Cache::Change UpsertChange(const py::handle& obj) {
     NotFromOwnSession();
-    nlohmann::json j = ToJson(obj);
+    nlohmann::json j = ToJson(CacheView(obj));
     absl::StatusOr<Cache::Change> r;
     {
       py::gil_scoped_release release;
