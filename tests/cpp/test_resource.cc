@@ -70,9 +70,9 @@ TEST_CASE("SubFloorZero and Max") {
   REQUIRE(R(1000, 10).Max(R(3000, 4)) == R(3000, 10));
 }
 
-// SubFloorZero is computed in one pass: it must agree with subtracting and
-// clamping at zero, for infinities, negatives and infinite fills alike.
-TEST_CASE("SubFloorZero is the difference clamped at zero") {
+namespace {
+// Infinities, negatives, infinite fills and a wider vector, in every pairing.
+std::vector<Resource> EdgeCases() {
   const int64_t inf = Resource::kInfinite;
   const std::vector<int64_t> values = {0, 5, -7, inf - 1, inf, -inf + 1};
   std::vector<Resource> rs = {Resource(), Resource::Infinite()};
@@ -81,6 +81,14 @@ TEST_CASE("SubFloorZero is the difference clamped at zero") {
   Resource wide = R(3, 4);
   wide.Set(ResourceNames::Intern("nvidia.com/gpu"), 2);
   rs.push_back(wide);
+  return rs;
+}
+}  // namespace
+
+// SubFloorZero is computed in one pass: it must agree with subtracting and
+// clamping at zero, for infinities, negatives and infinite fills alike.
+TEST_CASE("SubFloorZero is the difference clamped at zero") {
+  const std::vector<Resource> rs = EdgeCases();
   for (const Resource& a : rs)
     for (const Resource& b : rs) {
       Resource expected = a - b;
@@ -91,4 +99,21 @@ TEST_CASE("SubFloorZero is the difference clamped at zero") {
       REQUIRE(got.fill() == std::max<int64_t>(expected.fill(), 0));
       for (int i = 0; i < expected.Size(); ++i) REQUIRE(got.Get(i) == expected.Get(i));
     }
+}
+
+// AddExcess fuses `+= a.SubFloorZero(b)`: the same result for every
+// combination of finite, infinite and negative values, fills and widths.
+TEST_CASE("AddExcess adds what one resource exceeds another by") {
+  const std::vector<Resource> rs = EdgeCases();
+  for (const Resource& into : {Resource(), R(1, 2), R(Resource::kInfinite, -3), rs.back()})
+    for (const Resource& a : rs)
+      for (const Resource& b : rs) {
+        Resource expected = into;
+        expected += a.SubFloorZero(b);
+        Resource got = into;
+        got.AddExcess(a, b);
+        INFO(into.DebugString() << " + excess of " << a.DebugString() << " over " << b.DebugString());
+        REQUIRE(got == expected);
+        REQUIRE(got.fill() == expected.fill());
+      }
 }

@@ -257,15 +257,33 @@ Resource Resource::Max(const Resource& o) const {
 Resource Resource::SubFloorZero(const Resource& o) const {
   const bool finite_fills = fill_ == 0 && o.fill_ == 0;
   Resource r;
-  const int n = Span(o);
+  const int an = Size(), bn = o.Size(), n = std::max(an, bn);
   r.v_.resize(n);
   int64_t* d = r.v_.data();
+  const int64_t *ad = v_.data(), *bd = o.v_.data();
   for (int i = 0; i < n; ++i) {
-    int64_t a = Get(i), b = o.Get(i);
+    int64_t a = i < an ? ad[i] : fill_, b = i < bn ? bd[i] : o.fill_;
     d[i] = std::max<int64_t>(finite_fills && a < kInfinite && b < kInfinite ? a - b : SubSat(a, b), 0);
   }
   r.fill_ = finite_fills ? 0 : std::max<int64_t>(SubSat(fill_, o.fill_), 0);
   return r;
+}
+
+// With every fill 0 (the common case) a dimension past a vector's size reads
+// as 0; the operands' storage is read through plain pointers, which the loop
+// would otherwise re-derive per dimension (this vector's stores may alias).
+Resource& Resource::AddExcess(const Resource& a, const Resource& b) {
+  if (fill_ != 0 || a.fill_ != 0 || b.fill_ != 0) return *this += a.SubFloorZero(b);  // infinite fills: rare
+  const int an = a.Size(), bn = b.Size(), n = std::max(an, bn);
+  if (Size() < n) v_.resize(n, 0);
+  int64_t* d = v_.data();
+  const int64_t *ad = a.v_.data(), *bd = b.v_.data();
+  for (int i = 0; i < n; ++i) {
+    int64_t x = i < an ? ad[i] : 0, y = i < bn ? bd[i] : 0;
+    int64_t e = std::max<int64_t>(x < kInfinite && y < kInfinite ? x - y : SubSat(x, y), 0);
+    d[i] = e >= kInfinite || d[i] >= kInfinite ? AddSat(d[i], e) : d[i] + e;
+  }
+  return *this;
 }
 
 std::vector<std::pair<std::string, std::string>> Resource::ToQuantities() const {

@@ -113,6 +113,8 @@ class Resource {
   Resource Max(const Resource& o) const;
   // max(this - o, 0) per dimension.
   Resource SubFloorZero(const Resource& o) const;
+  // *this += a.SubFloorZero(b), in one pass without the temporary.
+  Resource& AddExcess(const Resource& a, const Resource& b);
 
   // "cpu=1500m, memory=1Gi" style text, dimensions in id order, zeros skipped.
   std::string DebugString() const;

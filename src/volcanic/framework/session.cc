@@ -175,8 +175,10 @@ void Session::Fail(absl::Status error) {
 }
 
 const QueueInfo* Session::FindQueue(const std::string& name) const {
+  if (last_found_queue_ && last_found_queue_->name == name) return last_found_queue_;
   auto it = queues_.find(name);
-  return it == queues_.end() ? nullptr : it->second;
+  if (it == queues_.end()) return nullptr;
+  return last_found_queue_ = it->second;
 }
 
 // Combined extension points.

@@ -192,6 +192,9 @@ class Session {
   std::vector<NodeInfo*> nodes_;
   std::vector<std::pair<std::string_view, JobInfo*>> jobs_;
   absl::btree_map<std::string, const QueueInfo*> queues_;
+  // FindQueue's last answer: plugins and actions look each job's queue up in
+  // turn, and most jobs share a few queues.
+  mutable const QueueInfo* last_found_queue_ = nullptr;
   Resource total_resource_;
   const Registry& registry_;
   std::vector<std::unique_ptr<PluginSlot>> slots_;

@@ -34,7 +34,7 @@ class OvercommitPlugin : public Plugin {
       if (!job->min_resources) continue;
       if (job->phase == "Inqueue") inqueue_ += *job->min_resources;
       if (job->phase == "Running" && job->Count(kAllocatedMask) >= job->min_available)
-        inqueue_ += job->min_resources->SubFloorZero(job->allocated);
+        inqueue_.AddExcess(*job->min_resources, job->allocated);
     }
     h.AddJobEnqueueableFn([this](const JobInfo& job) {
       if (!job.min_resources) return kPermit;

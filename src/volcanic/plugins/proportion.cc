@@ -27,9 +27,6 @@ Resource Capability(const QueueInfo& q) {
   return cap;
 }
 
-// The part of `min` not yet covered by `allocated` (GetInqueueResource).
-Resource Uncovered(const Resource& min, const Resource& allocated) { return min.SubFloorZero(allocated); }
-
 // `pods` is left out of the reclaim checks: Volcano's requests do not carry it.
 // Some dimension of `allocated` is above `deserved`.
 bool Above(const Resource& allocated, const Resource& deserved) {
@@ -125,16 +122,17 @@ class ProportionPlugin : public Plugin {
       a.request += job->allocated;
       for (const auto& [tk, t] : job->tasks)
         if (t->status == TaskStatus::kPending) a.request += t->resreq;
-      // What an admitted job still reserves: minResources less what it
-      // already holds (Allocated or Binding tasks of a job still Inqueue are
-      // in `allocated` already: Volcano's fix against counting them twice).
+      // What an admitted job still reserves (GetInqueueResource): minResources
+      // less what it already holds (Allocated or Binding tasks of a job still
+      // Inqueue are in `allocated` already: Volcano's fix against counting
+      // them twice).
       static const Resource kNone;
       const Resource& min = job->min_resources ? *job->min_resources : kNone;
-      if (job->phase == "Inqueue") a.inqueue += Uncovered(min, job->allocated);
+      if (job->phase == "Inqueue") a.inqueue.AddExcess(min, job->allocated);
       int allocated_tasks = job->Count(kAllocatedMask);
       if (job->phase == "Running" && job->min_resources && allocated_tasks >= job->min_available)
-        a.inqueue += Uncovered(min, job->allocated);
-      a.elastic += job->allocated.SubFloorZero(min);
+        a.inqueue.AddExcess(min, job->allocated);
+      a.elastic.AddExcess(job->allocated, min);
     }
   }
 
