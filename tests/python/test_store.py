@@ -173,12 +173,17 @@ def _nested(depth: int) -> list:
     return out
 
 
-def test_uids_are_version_5_uuids_of_the_counter():
-    """Deterministic uids: uuid5 of the object counter (computed without uuid.UUID)."""
+def test_uids_are_version_8_uuids_of_the_counter():
+    """Deterministic uids: valid RFC 9562 UUIDs (version 8, RFC 4122 variant), distinct per
+    object counter, the counter in the last 48 bits."""
     import uuid
-    from volcanic.cluster.store import _UID_NAMESPACE, uid_of
-    for n in (1, 2, 99, 10 ** 6, 2 ** 40):
-        assert uid_of(n) == str(uuid.uuid5(_UID_NAMESPACE, str(n)))
+    from volcanic.cluster.store import uid_of
+    uids = [uid_of(n) for n in (1, 2, 99, 10 ** 6, 2 ** 40, 2 ** 48 - 1)]
+    for n, text in zip((1, 2, 99, 10 ** 6, 2 ** 40, 2 ** 48 - 1), uids):
+        u = uuid.UUID(text)
+        assert str(u) == text and u.version == 8 and u.variant == uuid.RFC_4122
+        assert u.int & (2 ** 48 - 1) == n
+    assert len(set(uids)) == len(uids)
 
 
 def test_rfc3339_matches_the_datetime_formatting():
