@@ -355,10 +355,11 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   t.labels = std::move(m.labels);
   t.annotations = std::move(m.annotations);
   t.gpu_grants = GrantsOf(t.annotations);
+  if (!t.gpu_requests.empty()) t.gpu_annotations = GpuAnnotations(t.annotations);
   // Requests by resource id, then the placement constraints.
   for (int i = 0; i < t.resreq.Size(); ++i) absl::StrAppend(&t.class_key, t.resreq.Get(i), ",");
   absl::StrAppend(&t.class_key, "|", t.nonzero_cpu, "|", t.nonzero_mem, "|", placement->Key());
-  if (!t.gpu_requests.empty()) absl::StrAppend(&t.class_key, "|", GpuClassKey(t.gpu_requests, t.annotations));
+  if (!t.gpu_requests.empty()) absl::StrAppend(&t.class_key, "|", GpuClassKey(t.gpu_requests, t.gpu_annotations));
   t.placement = std::move(placement);
   t.resource_names = f.TakeResourceNames();
   return t;

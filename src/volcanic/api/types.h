@@ -92,9 +92,11 @@ struct TaskInfo {
   Assumed assumed = Assumed::kNone;
   bool terminating = false;  // deletionTimestamp set
   bool gated = false;        // spec.schedulingGates not empty: not scheduled yet
-  // vGPU (vgpu.h): what the containers ask, and the cards they hold, from the
-  // pod's annotation or chosen by the session that placed it.
+  // vGPU (vgpu.h): what the containers ask, the annotations a fit reads
+  // (GpuAnnotations, once here rather than per node tried), and the cards they
+  // hold, from the pod's annotation or chosen by the session that placed it.
   std::vector<GpuRequest> gpu_requests;
+  Labels gpu_annotations;
   GpuGrants gpu_grants;
 };
 

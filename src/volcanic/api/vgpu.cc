@@ -191,14 +191,20 @@ absl::StatusOr<std::vector<GpuRequest>> ParseGpuRequests(const json& spec, const
   return out;
 }
 
-std::string GpuClassKey(const std::vector<GpuRequest>& requests, const Labels& pod_annotations) {
+Labels GpuAnnotations(const Labels& pod_annotations) {
+  Labels out;
+  auto keep = [&](const std::string& name) {
+    if (auto it = pod_annotations.find(name); it != pod_annotations.end()) out.insert(*it);
+  };
+  keep(kModeAnnotation);
+  for (const std::string* name : kFilterAnnotations) keep(*name);
+  return out;
+}
+
+std::string GpuClassKey(const std::vector<GpuRequest>& requests, const Labels& gpu_annotations) {
   std::string key;
   for (const GpuRequest& r : requests) absl::StrAppend(&key, r.count, ",", r.memory, ",", r.memory_percent, ",", r.cores, ";");
-  auto append = [&](const std::string& name) {
-    if (auto it = pod_annotations.find(name); it != pod_annotations.end()) absl::StrAppend(&key, name, "=", it->second, ";");
-  };
-  append(kModeAnnotation);
-  for (const std::string* name : kFilterAnnotations) append(*name);
+  for (const auto& [name, value] : gpu_annotations) absl::StrAppend(&key, name, "=", value, ";");
   return key;
 }
 

@@ -83,9 +83,9 @@ enum class GpuPolicy : uint8_t { kDefault, kBinpack, kSpread };
 // container asks for vgpu-number or vgpu-memory.
 absl::StatusOr<std::vector<GpuRequest>> ParseGpuRequests(const json& spec, const Fields& f);
 
-// What of a pod's vGPU ask a fit depends on (the asks, the type, mode and
-// UUID annotations), for its class key: pods of equal keys fit alike.
-std::string GpuClassKey(const std::vector<GpuRequest>& requests, const Labels& pod_annotations);
+// What of a pod's vGPU ask a fit depends on (the asks and its GpuAnnotations),
+// for its class key: pods of equal keys fit alike.
+std::string GpuClassKey(const std::vector<GpuRequest>& requests, const Labels& gpu_annotations);
 
 // The cards a node registers (none when it does not, or in mig mode), with
 // nothing used.
@@ -111,6 +111,10 @@ struct GpuFit {
 };
 absl::StatusOr<GpuFit> FitGpus(const std::vector<GpuRequest>& requests, const Labels& pod_annotations,
                                const NodeGpus& gpus, GpuPolicy policy, int only_card = -1);
+// The pod annotations a fit reads: the vGPU mode and the card type and UUID
+// filters (most pods have none). A fit is tried on many nodes: it is given
+// these rather than every annotation of the pod.
+Labels GpuAnnotations(const Labels& pod_annotations);
 // FitGpus(...).ok(), without building the answer (a predicate's question).
 bool GpusFit(const std::vector<GpuRequest>& requests, const Labels& pod_annotations, const NodeGpus& gpus,
              GpuPolicy policy);

@@ -306,7 +306,7 @@ void Session::GrantGpus(TaskInfo* t, const NodeInfo& n) const {
       return;
     }
   }
-  auto fit = FitGpus(t->gpu_requests, t->annotations, n.gpus, *gpu_policy_);
+  auto fit = FitGpus(t->gpu_requests, t->gpu_annotations, n.gpus, *gpu_policy_);
   if (fit.ok()) t->gpu_grants = std::move(fit->grants);
 }
 

@@ -25,7 +25,7 @@ class DeviceSharePlugin : public Plugin {
     auto local = [](const TaskInfo&) { return true; };  // the class key holds the vGPU ask
     h.AddPredicateFn([this](const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
           if (t.gpu_requests.empty() || n.gpus.cards.empty()) return Verdict::kFit;
-          if (GpusFit(t.gpu_requests, t.annotations, n.gpus, policy_)) return Verdict::kFit;
+          if (GpusFit(t.gpu_requests, t.gpu_annotations, n.gpus, policy_)) return Verdict::kFit;
           reasons->push_back(kFitFailure);
           return Verdict::kUnschedulable;
         },
@@ -33,7 +33,7 @@ class DeviceSharePlugin : public Plugin {
     if (weight_ == 0) return;
     h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) {
           if (t.gpu_requests.empty() || n.gpus.cards.empty()) return 0.0;
-          auto fit = FitGpus(t.gpu_requests, t.annotations, n.gpus, policy_);
+          auto fit = FitGpus(t.gpu_requests, t.gpu_annotations, n.gpus, policy_);
           return fit.ok() ? fit->score * weight_ : 0.0;
         },
         local);

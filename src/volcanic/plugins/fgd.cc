@@ -153,14 +153,14 @@ class FgdPlugin : public Plugin {
     if (req.size() == 1 && req[0].count == 1 && req[0].cores < 100) {
       std::optional<std::pair<GpuGrants, double>> best;
       for (int i = 0; i < static_cast<int>(n.gpus.cards.size()); ++i) {
-        auto fit = FitGpus(req, t.annotations, n.gpus, policy_, i);
+        auto fit = FitGpus(req, t.gpu_annotations, n.gpus, policy_, i);
         if (!fit.ok()) continue;
         double after = Expected(After(now, t, n, fit->grants));
         if (!best || after < best->second) best.emplace(std::move(fit->grants), after);
       }
       return best;
     }
-    auto fit = FitGpus(req, t.annotations, n.gpus, policy_);
+    auto fit = FitGpus(req, t.gpu_annotations, n.gpus, policy_);
     if (!fit.ok()) return std::nullopt;
     double after = Expected(After(now, t, n, fit->grants));
     return std::make_pair(std::move(fit->grants), after);
