@@ -333,4 +333,5 @@ class MemoryStore:
 
     @staticmethod
     def _unchanged(new: Obj, old: Obj) -> bool:
-        return _same_but(new["metadata"], old["metadata"], ("resourceVersion",)) and _same_but(new, old, ("metadata",))
+        return (_same_but(new["metadata"], old["metadata"], ("resourceVersion",))
+                and _same_but(new, old, ("metadata",)))

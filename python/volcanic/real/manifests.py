@@ -4,9 +4,10 @@ default queues; with `all_components`, the three Deployments, the webhook's Serv
 scheduler configuration as a ConfigMap.
 
 The CRDs have Volcano's group, version, kind, plural, short names, scope, status subresource
-(none for PodGroups, as in Volcano's CRD) and printer columns. Their schemas type the fields every tool reads (kubectl's columns, kopf)
-and keep the rest open (x-kubernetes-preserve-unknown-fields), so every valid Volcano object
-is stored as sent; the admission webhook holds Volcano's detailed rules.
+(none for PodGroups, as in Volcano's CRD) and printer columns. Their schemas type the fields
+every tool reads (kubectl's columns, kopf) and keep the rest open
+(x-kubernetes-preserve-unknown-fields), so every valid Volcano object is stored as sent; the
+admission webhook holds Volcano's detailed rules.
 """
 
 from __future__ import annotations

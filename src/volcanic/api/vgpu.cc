@@ -15,8 +15,8 @@
 namespace volcanic {
 namespace {
 
-// Strings, not literals: a fit looks them up in the pod's annotations once per
-// node it tries, and a literal would be copied into a string for each lookup.
+// Strings, not literals: a fit looks them up in the pod's GpuAnnotations once
+// per node it tries, and a literal would be copied into a string each time.
 const std::string kModeAnnotation = "volcano.sh/vgpu-mode";
 const std::string kUseTypeAnnotation = "nvidia.com/use-gputype";
 const std::string kNoUseTypeAnnotation = "nvidia.com/nouse-gputype";
