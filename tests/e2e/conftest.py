@@ -61,6 +61,15 @@ class Env:
     def apply(self, *objs: dict, namespace: str = "default") -> None:
         self.kubectl("apply", "-n", namespace, "-f", "-", input=yaml.safe_dump_all(objs))
 
+    def apply_queue(self, name: str, **spec) -> None:
+        """Creates a Queue and waits until the queue controller has opened it: admission
+        refuses jobs for a queue whose state is not Open yet (reference §3.1 queue), so
+        Volcano's e2e (test/e2e/util/queue.go) waits for it too."""
+        self.apply({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
+                    "spec": spec})
+        opened = self.wait(lambda: ((self.store.get("Queue", name) or {}).get("status") or {}).get("state") == "Open")
+        assert opened, self.store.get("Queue", name)
+
     @staticmethod
     def wait(condition, timeout: float = 30.0, step: float = 0.2):
         deadline = time.monotonic() + timeout

@@ -73,8 +73,7 @@ def bound(pods):
 def test_tensorflow_and_mindspore_examples_complete_as_in_the_embedded_cluster(env, up, namespace):
     """The examples reach Completed, as `volcanic run` shows for them (tests/python/test_cli.py):
     TensorFlow's job completes when its workers do, though its parameter server never ends."""
-    env.apply({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "research"},
-               "spec": {"weight": 1}})
+    env.apply_queue("research", weight=1)
     tf = on_kwok(yaml.safe_load((EXAMPLES / "tensorflow.yaml").read_text()))
     for task in tf["spec"]["tasks"]:  # the ps runs until stopped; the workers 3 s
         if task["name"] == "ps":
@@ -89,8 +88,7 @@ def test_tensorflow_and_mindspore_examples_complete_as_in_the_embedded_cluster(e
 
 def test_queue_capability_holds(env, up, namespace):
     """A queue capped at 4 CPUs runs at most two 2-CPU pods at a time, and still finishes its job."""
-    env.apply({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": namespace},
-               "spec": {"weight": 1, "capability": {"cpu": "4"}}})
+    env.apply_queue(namespace, weight=1, capability={"cpu": "4"})
     env.apply(vcjob("capped", 6, cpu="2", min_available=1, queue=namespace, duration="2s"), namespace=namespace)
     most = 0
     while phase(env, "capped", namespace) != "Completed":

@@ -29,6 +29,13 @@ from typing import Callable
 
 from .ports import free_ports
 
+
+class KubectlError(subprocess.CalledProcessError):
+    """A failed kubectl; its message ends with what kubectl printed on stderr."""
+
+    def __str__(self) -> str:
+        return f"{super().__str__()}\n{(self.stderr or '').strip()}"
+
 import yaml
 
 from volcanic.real.devcluster.build import Toolchain, cache_root
@@ -104,9 +111,13 @@ class DevCluster:
         return f"export KUBECONFIG={self.kubeconfig}"
 
     def kubectl(self, *args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
-        """The dev cluster's own kubectl (a fresh machine may have none)."""
-        return subprocess.run([str(self.toolchain.path("kubectl")), "--kubeconfig", str(self.kubeconfig), *args],
-                              input=input, capture_output=True, text=True, check=check)
+        """The dev cluster's own kubectl (a fresh machine may have none). With check, a failure
+        raises KubectlError, whose message carries kubectl's stderr (the API server's answer)."""
+        done = subprocess.run([str(self.toolchain.path("kubectl")), "--kubeconfig", str(self.kubeconfig), *args],
+                              input=input, capture_output=True, text=True)
+        if check and done.returncode:
+            raise KubectlError(done.returncode, done.args, done.stdout, done.stderr)
+        return done
 
     def add_nodes(self, count: int, prefix: str = "kwok-node-", **shape: str) -> list[str]:
         """Creates (or keeps) kwok nodes prefix0..prefix{count-1}; returns their names."""
