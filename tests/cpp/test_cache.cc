@@ -28,6 +28,8 @@ TEST_CASE("pods are accounted on their node by status (reference §4.1)") {
   REQUIRE(job != nullptr);
   REQUIRE(job->tasks.size() == 4);
   REQUIRE_FALSE(Cache::Schedulable(*job));  // no PodGroup object yet
+  REQUIRE(job->allocated.Get(kCpu) == 1500);  // Running and Bound
+  REQUIRE(job->pending_request.Get(kCpu) == 0);
 
   // Replacing and deleting keep the accounting exact.
   Load(c, json::array({Pod("ns", "run", "2", "1Gi", "pg", "n1", "Running")}));
@@ -65,14 +67,20 @@ TEST_CASE("assumed binds survive stale updates until confirmed or forgotten") {
   Cache c;
   Load(c, json::array({Node("n1", "4", "8Gi"), PodGroup("ns", "pg", "default", 1), Pod("ns", "p", "1", "1Gi", "pg")}));
   TaskInfo* t = c.FindTask("ns/p");
+  JobInfo* job = c.FindJob("ns/pg");
+  REQUIRE(job->pending_request.Get(kCpu) == 1000);
   PlaceTask(t, c.FindNode("n1"), TaskStatus::kAllocated);
   c.AssumeBind(t);
   Load(c, json::array({Pod("ns", "p", "1", "1Gi", "pg")}));  // a stale update: still no nodeName
   REQUIRE(t->status == TaskStatus::kBinding);
   REQUIRE(c.FindNode("n1")->used.Get(kCpu) == 1000);
+  REQUIRE(job->pending_request.Get(kCpu) == 0);
+  REQUIRE(job->allocated.Get(kCpu) == 1000);
   REQUIRE(c.Forget("ns/p").ok());
   REQUIRE(t->status == TaskStatus::kPending);
   REQUIRE(c.FindNode("n1")->used.Get(kCpu) == 0);
+  REQUIRE(job->pending_request.Get(kCpu) == 1000);
+  REQUIRE(job->allocated.Get(kCpu) == 0);
   REQUIRE(absl::IsNotFound(c.Forget("ns/nope")));
 }
 
@@ -86,6 +94,7 @@ TEST_CASE("PodGroup upserts keep the job's tasks; queues root and default always
   REQUIRE(c.FindJob("ns/pg") == job);
   REQUIRE(job->min_available == 3);
   REQUIRE(job->tasks.size() == 1);
+  REQUIRE(job->pending_request.Get(kCpu) == 1000);  // the task sums stay with the tasks
   REQUIRE(c.queues().contains("root"));
   REQUIRE(c.queues().contains("default"));
   REQUIRE(c.Delete("Queue", "default", "").ok());

@@ -54,6 +54,20 @@ def test_pods_of_other_schedulers_use_resources_but_are_not_scheduled():
     assert d.unschedulable["ns/big"] == "0/1 nodes are unavailable: 1 Insufficient cpu."
 
 
+def test_queue_quantities_are_the_callers_own_dicts():
+    """Equal quantities are formatted once and handed out as copies: changing one dict a
+    session returned changes no other, nor what a later session returns."""
+    s = volcanic.Scheduler()
+    for o in [node("n1"), podgroup("pg", 1), pod("a", "pg")]:
+        s.upsert(o)
+    d = s.run_once(NOW)
+    root, default = d.queues["root"]["allocated"], d.queues["default"]["allocated"]
+    assert root == default == {"cpu": "1", "memory": "1Gi", "pods": "1"}
+    root["cpu"] = "999"
+    assert default["cpu"] == "1"
+    assert s.run_once(NOW).queues["root"]["allocated"]["cpu"] == "1"
+
+
 def test_scheduler_assumes_binds_until_forgotten():
     s = volcanic.Scheduler()
     for o in [node("n1", cpu="1"), pod("a", None), pod("b", None)]:

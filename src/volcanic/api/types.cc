@@ -87,7 +87,10 @@ void NodeInfo::SetGpus(NodeGpus registered) {
 
 void JobInfo::Account(const TaskInfo& t, int sign) {
   count[StatusIndex(t.status)] += sign;
-  if (t.status == TaskStatus::kPending && t.best_effort) pending_best_effort += sign;
+  if (t.status == TaskStatus::kPending) {
+    if (t.best_effort) pending_best_effort += sign;
+    if (sign > 0) pending_request += t.resreq; else pending_request -= t.resreq;
+  }
   if (In(t.status, kAllocatedMask)) {
     if (sign > 0) allocated += t.resreq; else allocated -= t.resreq;
   }

@@ -180,6 +180,7 @@ struct JobInfo {
   std::array<int, kTaskStatusCount> count{};      // tasks per status
   int pending_best_effort = 0;
   Resource allocated;                              // Σ resreq of allocated tasks
+  Resource pending_request;                        // Σ resreq of Pending tasks
   Resource total_request;                          // Σ resreq of all tasks
 
   void AddTask(TaskInfo* t);

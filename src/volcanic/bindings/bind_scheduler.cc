@@ -2,6 +2,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -40,13 +42,33 @@ py::object CacheView(const py::handle& obj) {
   return view;
 }
 
-py::dict QuantityDict(const Resource& r) {
-  py::dict out;
-  for (const auto& [name, q] : r.ToQuantities()) out[py::str(name)] = q;
-  return out;
-}
+// Queue quantities as {resource: quantity} dicts. Formatting one costs about
+// ten thousand instructions, and the values repeat (a queue's allocated is its
+// parent's, or its deserved; a session reports the same queue as the last), so
+// the last few are kept and handed out as copies.
+class QuantityDicts {
+ public:
+  py::dict Of(const Resource& r) {
+    // Same stored dimensions and values: the same text (== alone reads missing
+    // dimensions as the fill, which ToQuantities leaves out).
+    auto same = [&r](const auto& e) { return e.first.Size() == r.Size() && e.first == r; };
+    auto hit = std::find_if(recent_.begin(), recent_.end(), same);
+    if (hit == recent_.end()) {
+      py::dict formatted;
+      for (const auto& [name, q] : r.ToQuantities()) formatted[py::str(name)] = q;
+      hit = recent_.begin() + next_;
+      *hit = {r, std::move(formatted)};
+      next_ = (next_ + 1) % recent_.size();
+    }
+    return py::reinterpret_steal<py::dict>(PyDict_Copy(hit->second.ptr()));
+  }
 
-py::dict ToPython(const Decisions& d) {
+ private:
+  std::array<std::pair<Resource, py::dict>, 4> recent_;
+  size_t next_ = 0;
+};
+
+py::dict ToPython(const Decisions& d, QuantityDicts& quantities) {
   py::dict binds, pipelined, podgroups, queues, unschedulable, seconds;
   py::list evictions;
   for (const auto& [k, n] : d.binds) binds[py::str(k)] = n;
@@ -74,8 +96,8 @@ py::dict ToPython(const Decisions& d) {
   }
   for (const auto& [name, alloc] : d.queue_allocated) {
     py::dict q;
-    q["allocated"] = QuantityDict(alloc);
-    if (auto it = d.queue_deserved.find(name); it != d.queue_deserved.end()) q["deserved"] = QuantityDict(it->second);
+    q["allocated"] = quantities.Of(alloc);
+    if (auto it = d.queue_deserved.find(name); it != d.queue_deserved.end()) q["deserved"] = quantities.Of(it->second);
     queues[py::str(name)] = q;
   }
   for (const auto& [k, reason] : d.unschedulable) unschedulable[py::str(k)] = reason;
@@ -223,7 +245,7 @@ class PyScheduler {
     }
     RaiseInterrupt();
     Check(d.status());
-    return ToPython(*d);
+    return ToPython(*d, quantities_);
   }
 
   uint64_t GangsFilled() {
@@ -256,6 +278,7 @@ class PyScheduler {
   std::mutex mu_;
   std::atomic<std::thread::id> session_thread_{};
   std::unique_ptr<HookBudget> budget_;
+  QuantityDicts quantities_;
   Scheduler s_;
 };
 

@@ -268,6 +268,7 @@ absl::StatusOr<Cache::Change> Cache::UpsertPodGroup(const json& obj) {
   parsed.count = job->count;
   parsed.pending_best_effort = job->pending_best_effort;
   parsed.allocated = std::move(job->allocated);
+  parsed.pending_request = std::move(job->pending_request);
   parsed.total_request = std::move(job->total_request);
   *job = std::move(parsed);
   return Change::kChanged;

@@ -21,6 +21,8 @@ const char* HookKindName(HookKind kind) {
 
 namespace {
 
+const std::vector<NodeInfo*> kNoNodes;  // a session's nodes until it opens
+
 template <typename T>
 bool CreationThenUid(const T& l, const T& r) {
   if (l.creation_ms != r.creation_ms) return l.creation_ms < r.creation_ms;
@@ -30,7 +32,7 @@ bool CreationThenUid(const T& l, const T& r) {
 }  // namespace
 
 Session::Session(Cache& cache, const SchedulerConf& conf, SessionOptions opts, const Registry& registry)
-    : cache_(cache), conf_(conf), opts_(std::move(opts)), registry_(registry) {}
+    : cache_(cache), conf_(conf), opts_(std::move(opts)), nodes_(&kNoNodes), registry_(registry) {}
 
 Session::~Session() = default;
 
@@ -55,7 +57,7 @@ void Session::TimedHook(PluginSlot& slot, HookKind kind, F call) {
 }
 
 absl::Status Session::Open() {
-  nodes_ = cache_.ReadyNodes();
+  nodes_ = &cache_.ReadyNodes();
   total_resource_ = cache_.ReadyAllocatable();
   for (const auto& [name, q] : cache_.queues()) queues_.emplace(name, &q);
   for (const auto& [key, job] : cache_.jobs()) {

@@ -69,7 +69,9 @@ class Session {
   // The cluster as the session sees it.
   Cache& cache() { return cache_; }
   const SchedulerConf& conf() const { return conf_; }
-  const std::vector<NodeInfo*>& nodes() const { return nodes_; }  // Ready nodes, by name
+  // Ready nodes, by name: the cache's own list (no node comes or goes while a
+  // session runs, and copying it cost a twentieth of a session).
+  const std::vector<NodeInfo*>& nodes() const { return *nodes_; }
   // Schedulable jobs by key, in key order (views into the cache's keys: no copies).
   const std::vector<std::pair<std::string_view, JobInfo*>>& jobs() const { return jobs_; }
   const absl::btree_map<std::string, const QueueInfo*>& queues() const { return queues_; }
@@ -189,7 +191,7 @@ class Session {
   Cache& cache_;
   const SchedulerConf& conf_;
   SessionOptions opts_;
-  std::vector<NodeInfo*> nodes_;
+  const std::vector<NodeInfo*>* nodes_;
   std::vector<std::pair<std::string_view, JobInfo*>> jobs_;
   absl::btree_map<std::string, const QueueInfo*> queues_;
   // FindQueue's last answer: plugins and actions look each job's queue up in

@@ -82,8 +82,9 @@ void Session::Close(Decisions* out) {
 
 void Session::WritePodGroupStatus(Decisions* out) {
   for (auto& [key, job] : jobs_) {
-    for (const auto& [tk, t] : job->tasks)
-      if (t->status == TaskStatus::kPipelined) out->pipelined.emplace_back(tk, t->node_name);
+    if (job->Count(Mask(TaskStatus::kPipelined)) > 0)
+      for (const auto& [tk, t] : job->tasks)
+        if (t->status == TaskStatus::kPipelined) out->pipelined.emplace_back(tk, t->node_name);
     job->phase = PodGroupPhase(*job, unschedulable_now_.contains(job));
     std::array<int32_t, 3> counts = {job->Count(Mask(TaskStatus::kRunning)),
                                      job->Count(Mask(TaskStatus::kSucceeded)),

@@ -120,8 +120,7 @@ class ProportionPlugin : public Plugin {
       QueueAttr& a = *attr;
       a.allocated += job->allocated;
       a.request += job->allocated;
-      for (const auto& [tk, t] : job->tasks)
-        if (t->status == TaskStatus::kPending) a.request += t->resreq;
+      if (job->Count(Mask(TaskStatus::kPending)) > 0) a.request += job->pending_request;
       // What an admitted job still reserves (GetInqueueResource): minResources
       // less what it already holds (Allocated or Binding tasks of a job still
       // Inqueue are in `allocated` already: Volcano's fix against counting
