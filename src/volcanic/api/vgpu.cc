@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string_view>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/ascii.h"
@@ -34,9 +35,11 @@ absl::StatusOr<std::optional<int64_t>> Quantity(const json& resources, const Fie
   for (const char* list : {"limits", "requests"}) {
     if (limits_only && std::string(list) == "requests") break;
     ASSIGN_OR_RETURN(const json* l, f.Find(resources, list, path));
-    if (!l || !l->contains(name)) continue;
+    if (!l || !l->is_object()) continue;
+    auto it = l->find(std::string_view(name));  // a view: no key string built per pod
+    if (it == l->end()) continue;
     std::string field = absl::StrCat(path, ".", list, ".", name);
-    auto text = QuantityText((*l)[name]);
+    auto text = QuantityText(*it);
     if (!text.ok()) return f.Error(field, std::string(text.status().message()));
     auto v = ParseQuantity(*text);
     if (!v.ok() || *v < 0 || *v > INT32_MAX) return f.Error(field, "must be a whole number of at most 2^31-1");
