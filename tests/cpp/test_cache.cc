@@ -148,3 +148,42 @@ TEST_CASE("an upsert reports whether the scheduler's view changed") {
   REQUIRE(upsert(node) == Cache::Change::kChanged);
   REQUIRE(upsert({{"kind", "ConfigMap"}, {"metadata", {{"name", "x"}}}}) == Cache::Change::kIgnored);
 }
+
+// The per-queue sums proportion, overcommit and the queue status read at
+// session open follow every change of a job: its tasks, its phase, its
+// PodGroup (queue, minResources), its end (reference §4.6).
+TEST_CASE("queue sums follow the jobs' tasks, phases and PodGroups") {
+  Cache c;
+  json pg = PodGroup("ns", "pg", "q", 2, "Pending");
+  pg["spec"]["minResources"] = {{"cpu", "2"}};
+  Load(c, json::array({Node("n1", "4", "8Gi"), pg, Pod("ns", "a", "1", "1Gi", "pg"), Pod("ns", "b", "1", "1Gi", "pg"),
+                       Pod("ns", "bare", "1", "1Gi", "other")}));
+  auto sums = [&c](const std::string& q) { return c.queue_sums().at(q); };
+  REQUIRE(c.queue_sums().size() == 1);  // the pods of group `other` have no PodGroup: not counted
+  REQUIRE(sums("q").jobs == 1);
+  REQUIRE(sums("q").request.Get(kCpu) == 2000);
+  REQUIRE(sums("q").allocated.Get(kCpu) == 0);
+
+  JobInfo* job = c.FindJob("ns/pg");
+  PlaceTask(c.FindTask("ns/a"), c.FindNode("n1"), TaskStatus::kAllocated);
+  REQUIRE(sums("q").allocated.Get(kCpu) == 1000);
+  REQUIRE(sums("q").request.Get(kCpu) == 2000);  // allocated plus pending
+  REQUIRE(sums("q").inqueue.Get(kCpu) == 0);     // not admitted yet
+  job->SetPhase("Inqueue");
+  REQUIRE(sums("q").inqueue.Get(kCpu) == 1000);  // minResources less what it holds
+  REQUIRE(sums("q").overcommit_inqueue.Get(kCpu) == 2000);
+  PlaceTask(c.FindTask("ns/b"), c.FindNode("n1"), TaskStatus::kAllocated);
+  job->SetPhase("Running");
+  REQUIRE(sums("q").inqueue.Get(kCpu) == 0);  // it holds all of it
+  REQUIRE(sums("q").elastic.Get(kCpu) == 0);
+
+  pg["spec"]["queue"] = "r";  // the PodGroup moves: so do its terms
+  Load(c, json::array({pg}));
+  REQUIRE_FALSE(c.queue_sums().contains("q"));
+  REQUIRE(sums("r").allocated.Get(kCpu) == 2000);
+  REQUIRE(c.Delete("PodGroup", "pg", "ns").ok());
+  REQUIRE(c.queue_sums().empty());  // pods left without their group take no part
+  REQUIRE(c.Delete("Pod", "a", "ns").ok());
+  REQUIRE(c.Delete("Pod", "b", "ns").ok());
+  REQUIRE(c.queue_sums().empty());
+}

@@ -39,7 +39,7 @@ class AllocateAction : public Action {
     for (const auto& [key, job] : ssn.jobs()) {
       if (job->IsPending()) {
         if (enqueue_configured) continue;
-        job->phase = "Inqueue";
+        job->SetPhase("Inqueue");
       }
       if (ssn.JobInvalid(*job)) continue;
       const QueueInfo* q = ssn.FindQueue(job->queue);

@@ -28,7 +28,7 @@ class EnqueueAction : public Action {
       JobInfo* job = pending.Pop();
       if (!job->min_resources || ssn.JobEnqueueable(*job)) {
         ssn.JobEnqueued(*job);
-        job->phase = "Inqueue";
+        job->SetPhase("Inqueue");
       }
       queues.Push(q);
     }

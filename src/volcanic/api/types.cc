@@ -100,12 +100,51 @@ void JobInfo::AddTask(TaskInfo* t) {
   tasks[t->key] = t;
   Account(*t, +1);
   total_request += t->resreq;
+  Recount();
 }
 
 void JobInfo::RemoveTask(TaskInfo* t) {
   if (tasks.erase(t->key) == 0) return;
   Account(*t, -1);
   total_request -= t->resreq;
+  Recount();
+}
+
+void JobInfo::SetPhase(std::string p) {
+  if (p == phase) return;  // sessions set every job's phase at close; most keep theirs
+  phase = std::move(p);
+  Recount();
+}
+
+// The terms proportion and overcommit sum per job at session open, and the
+// allocated the queue status adds up: only jobs that take part in sessions
+// (Cache::Schedulable) count.
+void JobInfo::Recount() {
+  if (!queue_sums.linked()) return;
+  QueueSums terms;
+  if (has_podgroup || implicit) {
+    static const Resource kNone;
+    const Resource& min = min_resources ? *min_resources : kNone;
+    terms.jobs = 1;
+    terms.allocated = allocated;
+    terms.request = allocated;
+    terms.request += pending_request;
+    // What an admitted job still reserves (GetInqueueResource): minResources
+    // less what it already holds (Allocated or Binding tasks of a job still
+    // Inqueue are in `allocated` already: Volcano's fix against counting
+    // them twice). Overcommit reserves an Inqueue job's whole minResources.
+    bool running_ready = phase == "Running" && min_resources && Count(kAllocatedMask) >= min_available;
+    if (phase == "Inqueue") {
+      terms.inqueue.AddExcess(min, allocated);
+      terms.overcommit_inqueue += min;
+    }
+    if (running_ready) {
+      terms.inqueue.AddExcess(min, allocated);
+      terms.overcommit_inqueue.AddExcess(min, allocated);
+    }
+    terms.elastic.AddExcess(allocated, min);
+  }
+  queue_sums.Count(queue, std::move(terms));
 }
 
 int JobInfo::ReadyTaskNum() const {
@@ -144,7 +183,10 @@ void PlaceTask(TaskInfo* t, NodeInfo* node, TaskStatus s) {
     t->node_name = node ? node->name : std::string();
     if (node) node->AddTask(t);
   }
-  if (t->job) t->job->Account(*t, +1);
+  if (t->job) {
+    t->job->Account(*t, +1);
+    t->job->Recount();
+  }
 }
 
 }  // namespace volcanic

@@ -16,6 +16,7 @@
 #include "absl/container/btree_map.h"
 #include "nlohmann/json.hpp"
 #include "volcanic/api/placement.h"
+#include "volcanic/api/queue_sums.h"
 #include "volcanic/api/resource.h"
 #include "volcanic/api/vgpu.h"
 
@@ -156,7 +157,7 @@ struct JobInfo {
   std::map<std::string, int32_t> min_task_member;
   std::optional<Resource> min_resources;
   ResourceNameRefs resource_names;  // the names this PodGroup's object uses
-  std::string phase;  // PodGroup status.phase (sessions change it; an upsert resets it)
+  std::string phase;  // PodGroup status.phase (sessions change it with SetPhase; an upsert resets it)
   std::vector<PodGroupCondition> conditions;
   // The PodGroup's status as read, to tell what a session changed.
   std::string status_phase;
@@ -182,10 +183,16 @@ struct JobInfo {
   Resource allocated;                              // Σ resreq of allocated tasks
   Resource pending_request;                        // Σ resreq of Pending tasks
   Resource total_request;                          // Σ resreq of all tasks
+  // Its terms in the cache's per-queue sums; unlinked outside a cache.
+  QueueSumsLink queue_sums;
 
   void AddTask(TaskInfo* t);
   void RemoveTask(TaskInfo* t);
   void Account(const TaskInfo& t, int sign);  // counters and sums only
+  void SetPhase(std::string p);
+  // Replaces its terms in its queue's sums by what it is now: called after
+  // every change of what they read (tasks, phase, the PodGroup's fields).
+  void Recount();
   int Count(uint16_t mask) const {  // called per job many times a session: the set bits only
     int n = 0;
     for (uint32_t m = mask; m != 0; m &= m - 1) n += count[__builtin_ctz(m)];

@@ -196,6 +196,7 @@ void Cache::AttachTask(TaskInfo* t) {
         job->priority_class_name = t->priority_class_name;
         job->creation_ms = t->creation_ms;
       }
+      job->queue_sums.Link(&queue_sums_);
     }
     job->AddTask(t);
     t->job = job.get();
@@ -257,6 +258,8 @@ absl::StatusOr<Cache::Change> Cache::UpsertPodGroup(const json& obj) {
   if (!job) {
     parsed.arrival = ++arrivals_;
     job = std::make_unique<JobInfo>(std::move(parsed));
+    job->queue_sums.Link(&queue_sums_);
+    job->Recount();
     return Change::kChanged;
   }
   if (SameView(*job, parsed)) return Change::kUnchanged;
@@ -270,7 +273,8 @@ absl::StatusOr<Cache::Change> Cache::UpsertPodGroup(const json& obj) {
   parsed.allocated = std::move(job->allocated);
   parsed.pending_request = std::move(job->pending_request);
   parsed.total_request = std::move(job->total_request);
-  *job = std::move(parsed);
+  *job = std::move(parsed);  // keeps the job's link to the queue sums
+  job->Recount();
   return Change::kChanged;
 }
 
@@ -291,6 +295,7 @@ absl::Status Cache::Delete(const std::string& kind, const std::string& name, con
       JobInfo& job = *it->second;
       job.has_podgroup = false;
       job.implicit = false;
+      job.Recount();
       DropJobIfEmpty(key);
     }
   } else if (kind == "Queue") {

@@ -46,6 +46,8 @@ class Cache {
   const absl::btree_map<std::string, std::unique_ptr<NodeInfo>>& nodes() const { return nodes_; }
   const absl::btree_map<std::string, std::unique_ptr<JobInfo>>& jobs() const { return jobs_; }
   const absl::btree_map<std::string, QueueInfo>& queues() const { return queues_; }
+  // Sums over each queue's schedulable jobs (queue_sums.h), kept as jobs change.
+  const QueueSumsTable& queue_sums() const { return queue_sums_; }
   const absl::flat_hash_map<std::string, PriorityClassInfo>& priority_classes() const {
     return priority_classes_;
   }
@@ -110,6 +112,7 @@ class Cache {
 
   ParseOptions opts_;
   absl::btree_map<std::string, std::unique_ptr<NodeInfo>> nodes_;
+  QueueSumsTable queue_sums_;  // before jobs_: the jobs take their terms out as they go
   absl::btree_map<std::string, std::unique_ptr<JobInfo>> jobs_;
   absl::flat_hash_map<std::string, std::unique_ptr<TaskInfo>> tasks_;
   absl::btree_map<std::string, QueueInfo> queues_;

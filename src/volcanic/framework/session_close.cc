@@ -2,7 +2,6 @@
 // the reasons pending pods stayed pending (reference §4.1 CloseSession).
 #include <algorithm>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "volcanic/framework/session.h"
@@ -85,7 +84,7 @@ void Session::WritePodGroupStatus(Decisions* out) {
     if (job->Count(Mask(TaskStatus::kPipelined)) > 0)
       for (const auto& [tk, t] : job->tasks)
         if (t->status == TaskStatus::kPipelined) out->pipelined.emplace_back(tk, t->node_name);
-    job->phase = PodGroupPhase(*job, unschedulable_now_.contains(job));
+    job->SetPhase(PodGroupPhase(*job, unschedulable_now_.contains(job)));
     std::array<int32_t, 3> counts = {job->Count(Mask(TaskStatus::kRunning)),
                                      job->Count(Mask(TaskStatus::kSucceeded)),
                                      job->Count(Mask(TaskStatus::kFailed))};
@@ -106,12 +105,12 @@ void Session::WritePodGroupStatus(Decisions* out) {
 void Session::WriteQueueStatus(Decisions* out) {
   for (const auto& [name, q] : queues_) out->queue_allocated[name] = Resource();
   out->queue_deserved = deserved_;
-  // Summed per queue first: the chain up to root is walked once a queue, not once a job.
+  // Each queue's own jobs are summed by the cache (queue_sums.h); the chain up
+  // to root is walked once a queue.
   static const Resource kNothing;
-  absl::flat_hash_map<absl::string_view, Resource> own;
-  for (const auto& [key, job] : jobs_)
-    if (!(job->allocated == kNothing)) own[job->queue] += job->allocated;
-  for (const auto& [queue, allocated] : own) {
+  for (const auto& [queue, sums] : cache_.queue_sums()) {
+    const Resource& allocated = sums.allocated;
+    if (allocated == kNothing) continue;
     std::string name(queue);
     for (int depth = 0; depth <= static_cast<int>(queues_.size()) && queues_.contains(name); ++depth) {
       out->queue_allocated[name] += allocated;
@@ -157,7 +156,7 @@ void Session::RollBack() {
     it->first->assumed = Assumed::kNone;
   }
   evicted_.clear();
-  for (size_t i = 0; i < jobs_.size(); ++i) jobs_[i].second->phase = std::move(open_phases_[i]);
+  for (size_t i = 0; i < jobs_.size(); ++i) jobs_[i].second->SetPhase(std::move(open_phases_[i]));
   for (auto& [job, conditions] : open_conditions_) job->conditions = std::move(conditions);
   open_conditions_.clear();
 }

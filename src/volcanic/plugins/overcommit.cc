@@ -30,12 +30,9 @@ class OvercommitPlugin : public Plugin {
       double inflated = std::min(static_cast<double>(total.Get(i)) * factor, static_cast<double>(Resource::kInfinite));
       idle_.Set(i, static_cast<int64_t>(inflated) - used.Get(i));
     }
-    for (const auto& [key, job] : ssn.jobs()) {
-      if (!job->min_resources) continue;
-      if (job->phase == "Inqueue") inqueue_ += *job->min_resources;
-      if (job->phase == "Running" && job->Count(kAllocatedMask) >= job->min_available)
-        inqueue_.AddExcess(*job->min_resources, job->allocated);
-    }
+    // Inqueue jobs reserve their minResources, Running ones what they do not
+    // hold of it yet: summed per queue by the cache (queue_sums.h).
+    for (const auto& [queue, sums] : ssn.cache().queue_sums()) inqueue_ += sums.overcommit_inqueue;
     h.AddJobEnqueueableFn([this](const JobInfo& job) {
       if (!job.min_resources) return kPermit;
       return FitsOnRequested(inqueue_ + *job.min_resources, idle_, *job.min_resources) ? kPermit : kReject;

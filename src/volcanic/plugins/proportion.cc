@@ -102,36 +102,20 @@ class ProportionPlugin : public Plugin {
     return a ? a->share : 0;
   }
 
+  // Each queue with schedulable jobs, from the sums the cache keeps over them
+  // (queue_sums.h: allocated, request, inqueue and elastic, as Volcano's
+  // proportion sums them per job at open).
   void BuildAttrs(Session& ssn) {
     Resource total_guarantee;
     for (const auto& [name, q] : ssn.queues()) total_guarantee += q->guarantee;
-    // Jobs of one queue mostly come together: the queue is looked up once per
-    // run of them. attrs_ grows only in AttrOf, so `attr` (into a btree, which
-    // may move its values on insert) stays valid until the next lookup.
-    const std::string* last_queue = nullptr;
-    QueueAttr* attr = nullptr;
-    for (const auto& [key, job] : ssn.jobs()) {
-      if (!last_queue || *last_queue != job->queue) {
-        last_queue = &job->queue;
-        const QueueInfo* q = ssn.FindQueue(job->queue);
-        attr = q ? &AttrOf(ssn, *q, total_guarantee) : nullptr;
-      }
-      if (!attr) continue;
-      QueueAttr& a = *attr;
-      a.allocated += job->allocated;
-      a.request += job->allocated;
-      if (job->Count(Mask(TaskStatus::kPending)) > 0) a.request += job->pending_request;
-      // What an admitted job still reserves (GetInqueueResource): minResources
-      // less what it already holds (Allocated or Binding tasks of a job still
-      // Inqueue are in `allocated` already: Volcano's fix against counting
-      // them twice).
-      static const Resource kNone;
-      const Resource& min = job->min_resources ? *job->min_resources : kNone;
-      if (job->phase == "Inqueue") a.inqueue.AddExcess(min, job->allocated);
-      int allocated_tasks = job->Count(kAllocatedMask);
-      if (job->phase == "Running" && job->min_resources && allocated_tasks >= job->min_available)
-        a.inqueue.AddExcess(min, job->allocated);
-      a.elastic.AddExcess(job->allocated, min);
+    for (const auto& [name, sums] : ssn.cache().queue_sums()) {
+      const QueueInfo* q = ssn.FindQueue(name);
+      if (!q) continue;
+      QueueAttr& a = AttrOf(ssn, *q, total_guarantee);
+      a.allocated = sums.allocated;
+      a.request = sums.request;
+      a.inqueue = sums.inqueue;
+      a.elastic = sums.elastic;
     }
   }
 
