@@ -50,8 +50,6 @@ bool SameView(const NodeInfo& a, const NodeInfo& b) {
          a.max_pods == b.max_pods && a.allocatable == b.allocatable;
 }
 
-Cache::Change ChangeOf(bool same) { return same ? Cache::Change::kUnchanged : Cache::Change::kChanged; }
-
 }  // namespace
 
 Cache::Cache(ParseOptions opts) : opts_(std::move(opts)) { EnsureDefaultQueues(); }

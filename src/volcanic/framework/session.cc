@@ -336,7 +336,6 @@ void Session::EvictTask(TaskInfo* t) {
 }
 
 void Session::RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n) {
-  NodeInfo* was = t->node;
   bool was_allocated = t->status != TaskStatus::kReleasing;
   if (t->status == TaskStatus::kAllocated) discarded_[t->job].insert(t);
   PlaceTask(t, n, s);
