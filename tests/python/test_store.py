@@ -178,8 +178,9 @@ def test_uids_are_version_8_uuids_of_the_counter():
     object counter, the counter in the last 48 bits."""
     import uuid
     from volcanic.cluster.store import uid_of
-    uids = [uid_of(n) for n in (1, 2, 99, 10 ** 6, 2 ** 40, 2 ** 48 - 1)]
-    for n, text in zip((1, 2, 99, 10 ** 6, 2 ** 40, 2 ** 48 - 1), uids):
+    counters = (1, 2, 99, 10 ** 6, 2 ** 40, 2 ** 48 - 1)
+    uids = [uid_of(n) for n in counters]
+    for n, text in zip(counters, uids):
         u = uuid.UUID(text)
         assert str(u) == text and u.version == 8 and u.variant == uuid.RFC_4122
         assert u.int & (2 ** 48 - 1) == n

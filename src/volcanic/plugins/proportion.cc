@@ -108,26 +108,19 @@ class ProportionPlugin : public Plugin {
   void BuildAttrs(Session& ssn) {
     Resource total_guarantee;
     for (const auto& [name, q] : ssn.queues()) total_guarantee += q->guarantee;
+    Resource unguaranteed = ssn.total_resource().SubFloorZero(total_guarantee);
     for (const auto& [name, sums] : ssn.cache().queue_sums()) {
       const QueueInfo* q = ssn.FindQueue(name);
       if (!q) continue;
-      QueueAttr& a = AttrOf(ssn, *q, total_guarantee);
+      QueueAttr& a = attrs_[name];
+      a.queue = q;
+      a.guarantee = q->guarantee;
+      a.real_capability = (unguaranteed + q->guarantee).Min(Capability(*q));
       a.allocated = sums.allocated;
       a.request = sums.request;
       a.inqueue = sums.inqueue;
       a.elastic = sums.elastic;
     }
-  }
-
-  QueueAttr& AttrOf(Session& ssn, const QueueInfo& q, const Resource& total_guarantee) {
-    auto [it, created] = attrs_.try_emplace(q.name);
-    QueueAttr& a = it->second;
-    if (created) {
-      a.queue = &q;
-      a.guarantee = q.guarantee;
-      a.real_capability = (ssn.total_resource().SubFloorZero(total_guarantee) + q.guarantee).Min(Capability(q));
-    }
-    return a;
   }
 
   // Deserved = iterative weighted water-filling of the cluster total.

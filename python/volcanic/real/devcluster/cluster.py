@@ -29,19 +29,19 @@ from typing import Callable
 
 from .ports import free_ports
 
-
-class KubectlError(subprocess.CalledProcessError):
-    """A failed kubectl; its message ends with what kubectl printed on stderr."""
-
-    def __str__(self) -> str:
-        return f"{super().__str__()}\n{(self.stderr or '').strip()}"
-
 import yaml
 
 from volcanic.real.devcluster.build import Toolchain, cache_root
 
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kwok")
 STAGES = Path(__file__).with_name("kwok-stages.yaml")  # also deploy/kwok/stages.yaml
+
+
+class KubectlError(subprocess.CalledProcessError):
+    """A failed kubectl; its message ends with what kubectl printed on stderr."""
+
+    def __str__(self) -> str:
+        return f"{super().__str__()}\n{(self.stderr or '').strip()}"
 
 
 class DevClusterError(RuntimeError):
