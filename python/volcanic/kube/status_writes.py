@@ -47,7 +47,8 @@ class StatusWrites:
 
     def wrote(self, obj: Obj) -> bool:
         """Whether obj, as the watch brings it, is this writer's last answered write of it."""
-        answered = self._answers.get((obj["kind"], key_of(obj)))
+        meta = obj["metadata"]
+        answered = self._answers.get((obj["kind"], (meta.get("namespace") or "", meta["name"])))  # key_of, inline
         return answered is not None and answered == resource_version(obj)
 
     def collect(self) -> list[tuple[StatusWrite, Obj | Exception]]:

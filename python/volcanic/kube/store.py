@@ -24,7 +24,8 @@ class Watch:
 
     def __init__(self, kinds: Iterable[str] | None) -> None:
         self.kinds = set(kinds) if kinds is not None else None
-        self._events: deque[tuple[str, Obj]] = deque()
+        # The events not drained yet: readers may test it for emptiness (cheaper than a call).
+        self.events: deque[tuple[str, Obj]] = deque()
         self._ready = threading.Event()
         # The reader inside wait(): only it needs the event set (setting it takes a lock, a
         # cost per event for the embedded cluster, whose reader never waits). The waiter
@@ -36,20 +37,20 @@ class Watch:
 
     def offer(self, event: str, obj: Obj) -> None:
         if self.kinds is None or obj["kind"] in self.kinds:
-            self._events.append((event, obj))
+            self.events.append((event, obj))
             if self._waiters and not self._ready.is_set():
                 self._ready.set()
 
     def __bool__(self) -> bool:
-        return bool(self._events)
+        return bool(self.events)
 
     def drain(self) -> list[tuple[str, Obj]]:
         """Every event offered so far, oldest first (safe against offers from other threads)."""
         if self._ready.is_set():
             self._ready.clear()
         events = []
-        while self._events:
-            events.append(self._events.popleft())
+        while self.events:
+            events.append(self.events.popleft())
         return events
 
     def wait(self, timeout: float | None = None, linger: float = 0.0) -> bool:
@@ -59,16 +60,16 @@ class Watch:
         costs more than handling the event that woke it)."""
         self._waiters += 1
         try:
-            if self._events:
+            if self.events:
                 return True
             if not self._woken and self._ready.wait(timeout) and linger:
                 time.sleep(linger)
         finally:
             self._waiters -= 1
         self._woken = False
-        if not self._events:  # woken without events: the next wait blocks again
+        if not self.events:  # woken without events: the next wait blocks again
             self._ready.clear()
-        return bool(self._events)
+        return bool(self.events)
 
     def wake(self) -> None:
         """Ends a wait() without an event (a background write the reader waits for is done),

@@ -98,7 +98,7 @@ class SchedulerLoop:
         self._pending: dict[tuple[str, Key], tuple[dict, bool]] = {}
         self._flush_timer: Timer | None = None
         for kind in SCHEDULER_KINDS:
-            informers.add_handler(kind, Handler(on_add=self._added, on_update=lambda old, new: self._updated(new),
+            informers.add_handler(kind, Handler(on_add=self._added, on_update=self._updated,
                                                 on_delete=self._delete))
         self._flush()
         self._mark_dirty()
@@ -152,7 +152,7 @@ class SchedulerLoop:
     def _added(self, obj: dict) -> None:
         self._record(obj, added=True)
 
-    def _updated(self, obj: dict) -> None:
+    def _updated(self, old: dict, obj: dict) -> None:
         """The echo of the loop's own status write carries what the engine took as written on
         top of what it had seen (the watch brings events in order): nothing to read, unless
         an earlier version waits to be upserted (this one then replaces it)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass, field
+from functools import partial
 import time
 from typing import Any, Callable
 
@@ -69,9 +70,8 @@ def replay(trace: Trace, conf: Any = None, limit: float = 365 * 86400.0,
     started = time.perf_counter()
     run = Replay(trace.name, cluster if cluster is not None else Cluster(conf), trace.pods)
     cluster = run.cluster
-    cluster.informers.add_handler("Pod", Handler(on_add=lambda pod: _pod_added(run, pod),
-                                                 on_update=lambda old, new: _pod_changed(run, new),
-                                                 on_delete=lambda pod: _pod_deleted(run, pod)))
+    cluster.informers.add_handler("Pod", Handler(on_add=partial(_pod_added, run), on_update=partial(_pod_changed, run),
+                                                 on_delete=partial(_pod_deleted, run)))
     for obj in trace.nodes + trace.setup:
         cluster.api.create(obj)
     cluster.run(0)  # new queues are opened
@@ -134,7 +134,7 @@ def _pod_deleted(run: Replay, pod: Obj) -> None:
         record.interrupted.append((record.start, run.cluster.now, record.node))
 
 
-def _pod_changed(run: Replay, pod: Obj) -> None:
+def _pod_changed(run: Replay, old: Obj, pod: Obj) -> None:
     record = run.pods.get(_key(pod))
     phase = (pod.get("status") or {}).get("phase")
     if record is None or record.phase == phase:
