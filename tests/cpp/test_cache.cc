@@ -84,6 +84,27 @@ TEST_CASE("assumed binds survive stale updates until confirmed or forgotten") {
   REQUIRE(absl::IsNotFound(c.Forget("ns/nope")));
 }
 
+TEST_CASE("a status change the node counts alike leaves the node's version") {
+  Cache c;
+  Load(c, json::array({Node("n1", "4", "8Gi"), PodGroup("ns", "pg", "default", 1), Pod("ns", "p", "1", "1Gi", "pg")}));
+  c.ReadyNodes();  // changes of ready nodes are logged
+  NodeInfo* n1 = c.FindNode("n1");
+  TaskInfo* t = c.FindTask("ns/p");
+  PlaceTask(t, n1, TaskStatus::kAllocated);
+  const uint64_t placed = n1->version;
+  const size_t logged = c.node_changes().size();
+  c.AssumeBind(t);  // Allocated -> Binding: the node counts both alike
+  CHECK(t->status == TaskStatus::kBinding);
+  CHECK(n1->version == placed);
+  CHECK(c.node_changes().size() == logged);
+  CHECK(n1->used.Get(kCpu) == 1000);
+  SetTaskStatus(t, TaskStatus::kReleasing);  // counted apart
+  CHECK(n1->version > placed);
+  CHECK(c.node_changes().size() > logged);
+  CHECK(n1->releasing.Get(kCpu) == 1000);
+  CHECK(n1->used.Get(kCpu) == 1000);
+}
+
 TEST_CASE("PodGroup upserts keep the job's tasks; queues root and default always exist") {
   Cache c;
   Load(c, json::array({Pod("ns", "p", "1", "1Gi", "pg"), PodGroup("ns", "pg", "q", 1)}));

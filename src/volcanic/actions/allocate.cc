@@ -41,6 +41,8 @@ class AllocateAction : public Action {
         if (enqueue_configured) continue;
         job->SetPhase("Inqueue");
       }
+      // No pending task: nothing to place (the checks below would agree, at a cost per job).
+      if (job->Count(Mask(TaskStatus::kPending)) == 0) continue;
       if (ssn.JobInvalid(*job)) continue;
       const QueueInfo* q = ssn.FindQueue(job->queue);
       if (!q) continue;

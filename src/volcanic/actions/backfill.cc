@@ -14,7 +14,7 @@ class BackfillAction : public Action {
   void Execute(Session& ssn) override {
     std::vector<JobInfo*> jobs;
     for (const auto& [key, job] : ssn.jobs())
-      if (!job->IsPending() && job->pending_best_effort > 0 && !ssn.JobInvalid(*job)) jobs.push_back(job);
+      if (job->pending_best_effort > 0 && !job->IsPending() && !ssn.JobInvalid(*job)) jobs.push_back(job);
     SortByOrder(jobs, [&](JobInfo* a, JobInfo* b) { return ssn.JobOrder(*a, *b); });
     for (JobInfo* job : jobs) {
       std::vector<TaskInfo*> tasks;

@@ -14,12 +14,15 @@ class EnqueueAction : public Action {
   void Execute(Session& ssn) override {
     OrderedHeap<const QueueInfo*> queues([&](auto a, auto b) { return ssn.QueueOrder(*a, *b); });
     absl::btree_map<std::string, OrderedHeap<JobInfo*>> jobs;
+    // Volcano also pushes the queues of jobs that are not Pending; popped, they
+    // have nothing to enqueue, so only Pending jobs' queues are taken.
     for (const auto& [key, job] : ssn.jobs()) {
+      if (!job->IsPending()) continue;
       const QueueInfo* q = ssn.FindQueue(job->queue);
       if (!q) continue;
       auto [it, created] = jobs.try_emplace(q->name, [&](JobInfo* a, JobInfo* b) { return ssn.JobOrder(*a, *b); });
       if (created) queues.Push(q);
-      if (job->IsPending()) it->second.Push(job);
+      it->second.Push(job);
     }
     while (!queues.Empty()) {
       const QueueInfo* q = queues.Pop();

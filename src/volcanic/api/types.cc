@@ -110,9 +110,9 @@ void JobInfo::RemoveTask(TaskInfo* t) {
   Recount();
 }
 
-void JobInfo::SetPhase(std::string p) {
+void JobInfo::SetPhase(std::string_view p) {
   if (p == phase) return;  // sessions set every job's phase at close; most keep theirs
-  phase = std::move(p);
+  phase = std::string(p);
   Recount();
 }
 
@@ -168,13 +168,20 @@ int JobInfo::ReleasingScheduledTaskNum() const {
 void SetTaskStatus(TaskInfo* t, TaskStatus s) { PlaceTask(t, t->node, s); }
 
 // Membership in the job never changes here, and in the node only when the
-// node does: the rest is re-accounting.
+// node does: the rest is re-accounting. A node counts a task by whether it is
+// Pipelined, Releasing or neither (NodeInfo::Account); a change within one of
+// those (Allocated to Binding, a bind) leaves the node as it was, unchanged
+// for the answers kept by its version.
 void PlaceTask(TaskInfo* t, NodeInfo* node, TaskStatus s) {
+  auto counted_as = [](TaskStatus x) {
+    return x == TaskStatus::kPipelined || x == TaskStatus::kReleasing ? x : TaskStatus::kAllocated;
+  };
   if (t->job) t->job->Account(*t, -1);
   if (t->node == node) {
-    if (node) node->Account(*t, -1);
+    bool recount = node && counted_as(t->status) != counted_as(s);
+    if (recount) node->Account(*t, -1);
     t->status = s;
-    if (node) node->Account(*t, +1);
+    if (recount) node->Account(*t, +1);
   } else {
     if (t->node) t->node->RemoveTask(t);
     if (!node) t->gpu_grants.clear();  // cards a session chose go with the placement

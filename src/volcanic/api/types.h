@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/btree_map.h"
@@ -189,7 +190,7 @@ struct JobInfo {
   void AddTask(TaskInfo* t);
   void RemoveTask(TaskInfo* t);
   void Account(const TaskInfo& t, int sign);  // counters and sums only
-  void SetPhase(std::string p);
+  void SetPhase(std::string_view p);
   // Replaces its terms in its queue's sums by what it is now: called after
   // every change of what they read (tasks, phase, the PodGroup's fields).
   void Recount();
@@ -204,7 +205,7 @@ struct JobInfo {
   int ValidTaskNum() const;    // allocated, Succeeded, Pipelined, Pending
   // Releasing tasks still on a node: terminating pods that hold their slots.
   int ReleasingScheduledTaskNum() const;
-  bool IsPending() const { return phase.empty() || phase == "Pending"; }
+  bool IsPending() const { return phase.empty() || std::string_view(phase) == "Pending"; }
 };
 
 struct QueueInfo {

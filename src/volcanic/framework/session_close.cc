@@ -10,13 +10,13 @@ namespace volcanic {
 namespace {
 
 // Volcano's getPodGroupPhase.
-std::string PodGroupPhase(const JobInfo& job, bool unschedulable) {
+std::string_view PodGroupPhase(const JobInfo& job, bool unschedulable) {
   if (job.Count(Mask(TaskStatus::kRunning)) != 0 && unschedulable) return "Unknown";
   // Releasing tasks still on a node count as scheduled (current Volcano).
   int scheduled = job.Count(kScheduledMask) + job.ReleasingScheduledTaskNum();
   int completed = job.Count(kCompletedMask);
   if (scheduled >= job.min_available) return scheduled == completed ? "Completed" : "Running";
-  return job.phase == "Inqueue" ? "Inqueue" : "Pending";
+  return std::string_view(job.phase) == "Inqueue" ? "Inqueue" : "Pending";
 }
 
 std::string SortedHistogram(const std::map<std::string, int>& h) {
@@ -156,7 +156,7 @@ void Session::RollBack() {
     it->first->assumed = Assumed::kNone;
   }
   evicted_.clear();
-  for (size_t i = 0; i < jobs_.size(); ++i) jobs_[i].second->SetPhase(std::move(open_phases_[i]));
+  for (size_t i = 0; i < jobs_.size(); ++i) jobs_[i].second->SetPhase(open_phases_[i]);
   for (auto& [job, conditions] : open_conditions_) job->conditions = std::move(conditions);
   open_conditions_.clear();
 }
