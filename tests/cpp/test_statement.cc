@@ -97,3 +97,25 @@ TEST_CASE("commit binds allocations and records evictions; close reverts pipelin
   REQUIRE(f.cache.FindTask("ns/b")->status == TaskStatus::kPending);
   REQUIRE(f.cache.FindNode("n1")->pipelined.Get(kCpu) == 0);
 }
+
+TEST_CASE("a job's allocation at open stays what it was while the session changes the job") {
+  Fixture f;
+  Session ssn(f.cache, f.conf, {}, f.registry);
+  REQUIRE(ssn.Open().ok());
+  NodeInfo* n1 = f.cache.FindNode("n1");
+  JobInfo* job = f.cache.FindJob("ns/pg");
+  REQUIRE(job != nullptr);
+  const Resource at_open = job->allocated;  // the running pod's 1 CPU
+  REQUIRE(at_open.Get(kCpu) == 1000);
+
+  Statement stmt(ssn);
+  stmt.Allocate(f.cache.FindTask("ns/a"), n1);
+  stmt.Evict(f.cache.FindTask("ns/running"));
+  stmt.Pipeline(f.cache.FindTask("ns/b"), n1);
+  REQUIRE(job->allocated.Get(kCpu) == 1000);  // a in, running out: the same sum, by other tasks
+  stmt.Discard();
+  Statement again(ssn);
+  again.Allocate(f.cache.FindTask("ns/a"), n1);
+  REQUIRE(job->allocated.Get(kCpu) == 2000);
+  REQUIRE(ssn.AllocatedAtOpen(*job) == at_open);
+}

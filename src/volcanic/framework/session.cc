@@ -312,7 +312,17 @@ void Session::GrantGpus(TaskInfo* t, const NodeInfo& n) const {
   if (fit.ok()) t->gpu_grants = std::move(fit->grants);
 }
 
+void Session::KeepAllocatedAtOpen(const TaskInfo& t) {
+  if (t.job) allocated_at_open_.try_emplace(t.job, t.job->allocated);
+}
+
+const Resource& Session::AllocatedAtOpen(const JobInfo& job) const {
+  auto it = allocated_at_open_.find(&job);
+  return it != allocated_at_open_.end() ? it->second : job.allocated;
+}
+
 void Session::AllocateTask(TaskInfo* t, NodeInfo* n) {
+  KeepAllocatedAtOpen(*t);
   GrantGpus(t, *n);
   PlaceTask(t, n, TaskStatus::kAllocated);
   touched_.push_back(t);
@@ -321,6 +331,7 @@ void Session::AllocateTask(TaskInfo* t, NodeInfo* n) {
 }
 
 void Session::PipelineTask(TaskInfo* t, NodeInfo* n) {
+  KeepAllocatedAtOpen(*t);
   GrantGpus(t, *n);
   PlaceTask(t, n, TaskStatus::kPipelined);
   touched_.push_back(t);
@@ -329,6 +340,7 @@ void Session::PipelineTask(TaskInfo* t, NodeInfo* n) {
 }
 
 void Session::EvictTask(TaskInfo* t) {
+  KeepAllocatedAtOpen(*t);
   evicted_.emplace_back(t, t->status);
   SetTaskStatus(t, TaskStatus::kReleasing);
   for (auto& [_, on_deallocate] : event_handlers_)
@@ -336,6 +348,7 @@ void Session::EvictTask(TaskInfo* t) {
 }
 
 void Session::RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n) {
+  KeepAllocatedAtOpen(*t);
   bool was_allocated = t->status != TaskStatus::kReleasing;
   if (t->status == TaskStatus::kAllocated) discarded_[t->job].insert(t);
   PlaceTask(t, n, s);

@@ -133,6 +133,10 @@ class Session {
   void PipelineTask(TaskInfo* t, NodeInfo* n);   // Pending -> Pipelined on n
   void EvictTask(TaskInfo* t);                   // -> Releasing
   void RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n);  // undo of the above
+  // A job's allocated as this session opened, whatever the session did since:
+  // for plugins that take a job's allocation when they first need it, rather
+  // than copying every job's at open (Volcano's drf does).
+  const Resource& AllocatedAtOpen(const JobInfo& job) const;
   void Bind(TaskInfo* t);                        // commit of an allocation
   // vGPU cards are chosen for tasks placed from now on by `policy` (the
   // deviceshare plugin turns this on; without it cards are not accounted).
@@ -229,6 +233,9 @@ class Session {
   };
   absl::flat_hash_map<const JobInfo*, JobFits> fit_errors_;
   std::vector<TaskInfo*> touched_;  // tasks this session allocated or pipelined
+  // Before a task's change: its job's allocated, if this session has not changed the job yet.
+  void KeepAllocatedAtOpen(const TaskInfo& t);
+  absl::flat_hash_map<const JobInfo*, Resource> allocated_at_open_;  // jobs this session changed
   std::vector<std::pair<TaskInfo*, TaskStatus>> evicted_;  // evictions and the status before
   // What RollBack restores: the jobs' phases at open (parallel to jobs_), and
   // the conditions of each job before this session first changed them.

@@ -9,11 +9,11 @@
 // would still go strictly before the victim's. JobOrder and Preemptable stay
 // as in flat mode, as in Volcano.
 //
-// Cost: O(jobs) at open (plus the tree, hdrf.h); JobOrder O(1); an
-// allocation O(1) flat, plus the tree's update with hierarchy; Reclaimable
-// two tree updates per candidate. Bad input: none (the enable flag is
-// checked by the configuration); jobs whose queue does not exist stay out of
-// the tree and reclaim nothing.
+// Cost: O(1) at open (plus the tree, hdrf.h), a job's attributes taken on
+// its first use; JobOrder O(1); an allocation O(1) flat, plus the tree's
+// update with hierarchy; Reclaimable two tree updates per candidate. Bad
+// input: none (the enable flag is checked by the configuration); jobs whose
+// queue does not exist stay out of the tree and reclaim nothing.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -45,26 +45,21 @@ class DrfPlugin : public Plugin {
  public:
   void OnSessionOpen(PluginHandle& h) override {
     Session& ssn = h.session();
+    ssn_ = &ssn;
     total_ = ssn.total_resource();
-    attrs_.reserve(ssn.jobs().size());
-    for (const auto& [key, job] : ssn.jobs()) {
-      Attr& a = attrs_[job];
-      a.allocated = job->allocated;
-      a.share = DominantShare(a.allocated, total_);
-    }
     if (HierarchyEnabled(ssn.conf())) OpenHierarchy(h);
     h.AddJobOrderFn([this](const JobInfo& l, const JobInfo& r) {
-      double ls = attrs_[&l].share, rs = attrs_[&r].share;
+      double ls = AttrOf(&l).share, rs = AttrOf(&r).share;
       if (ls == rs) return 0;
       return ls < rs ? -1 : 1;
     });
     h.AddPreemptableFn([this](const TaskInfo& preemptor, const std::vector<TaskInfo*>& candidates) {
-      double preemptor_share = DominantShare(attrs_[preemptor.job].allocated + preemptor.resreq, total_);
+      double preemptor_share = DominantShare(AttrOf(preemptor.job).allocated + preemptor.resreq, total_);
       absl::flat_hash_map<const JobInfo*, Resource> left;  // victim jobs' allocations as victims go
       std::vector<TaskInfo*> victims;
       for (TaskInfo* t : candidates) {
         auto [it, created] = left.try_emplace(t->job);
-        if (created) it->second = attrs_[t->job].allocated;
+        if (created) it->second = AttrOf(t->job).allocated;
         it->second = it->second.SubFloorZero(t->resreq);
         double victim_share = DominantShare(it->second, total_);
         if (preemptor_share < victim_share || std::abs(preemptor_share - victim_share) <= kShareDelta)
@@ -80,6 +75,18 @@ class DrfPlugin : public Plugin {
     Resource allocated;
     double share = 0;
   };
+
+  // A job's attributes from its allocation at open, taken when first needed:
+  // most jobs of a session are never ordered, and a job's first task event
+  // comes before any change of it is counted here.
+  Attr& AttrOf(const JobInfo* job) {
+    auto [it, created] = attrs_.try_emplace(job);
+    if (created) {
+      it->second.allocated = ssn_->AllocatedAtOpen(*job);
+      it->second.share = DominantShare(it->second.allocated, total_);
+    }
+    return it->second;
+  }
 
   void OpenHierarchy(PluginHandle& h) {
     Session& ssn = h.session();
@@ -127,14 +134,15 @@ class DrfPlugin : public Plugin {
 
   void Update(const TaskInfo& t, int sign) {
     if (!t.job) return;
-    Attr& a = attrs_[t.job];
+    Attr& a = AttrOf(t.job);
     if (sign > 0) a.allocated += t.resreq; else a.allocated -= t.resreq;
     a.share = DominantShare(a.allocated, total_);
     if (tree_) tree_->Adjust(*t.job, t.resreq, sign);
   }
 
+  const Session* ssn_ = nullptr;
   Resource total_;
-  absl::flat_hash_map<const JobInfo*, Attr> attrs_;
+  absl::flat_hash_map<const JobInfo*, Attr> attrs_;  // jobs met this session
   std::unique_ptr<HdrfTree> tree_;  // with enableHierarchy only
 };
 
