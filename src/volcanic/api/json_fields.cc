@@ -84,11 +84,12 @@ absl::StatusOr<Labels> Fields::StringMap(const json& base, const std::string& ke
   ASSIGN_OR_RETURN(const json* v, Find(base, key, path));
   Labels out;
   if (!v) return out;
-  std::string p = Join(path, key);
-  if (!v->is_object()) return Error(p, absl::StrCat("must be an object, got ", TypeName(*v)));
+  // The field's path is built for an error only: most objects have none, and
+  // this runs for every map of every object upserted.
+  if (!v->is_object()) return Error(Join(path, key), absl::StrCat("must be an object, got ", TypeName(*v)));
   for (const auto& [k, val] : v->items()) {
     if (!val.is_string())
-      return Error(absl::StrCat(p, ".", k), absl::StrCat("must be a string, got ", TypeName(val)));
+      return Error(absl::StrCat(Join(path, key), ".", k), absl::StrCat("must be a string, got ", TypeName(val)));
     out.emplace(k, val.get<std::string>());
   }
   return out;
@@ -108,13 +109,13 @@ absl::StatusOr<Resource> Fields::Resources(const json& base, const std::string& 
                                            const std::string& path, Resource start, Resource* formats) const {
   ASSIGN_OR_RETURN(const json* v, Find(base, key, path));
   if (!v) return start;
-  std::string p = Join(path, key);
-  if (!v->is_object()) return Error(p, absl::StrCat("must be an object, got ", TypeName(*v)));
+  if (!v->is_object()) return Error(Join(path, key), absl::StrCat("must be an object, got ", TypeName(*v)));
   for (const auto& [name, q] : v->items()) {
     ResourceId id = names_.Hold(name);
     QuantityFormat format;
     auto value = QuantityFromJson(q, id, formats ? &format : nullptr);
-    if (!value.ok()) return Error(absl::StrCat(p, ".", name), std::string(value.status().message()));
+    if (!value.ok())
+      return Error(absl::StrCat(Join(path, key), ".", name), std::string(value.status().message()));
     start.Set(id, *value);
     if (formats) formats->Set(id, static_cast<int64_t>(format));
   }

@@ -1,5 +1,8 @@
 #include "volcanic/api/parse.h"
 
+#include <optional>
+#include <string_view>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -272,7 +275,41 @@ absl::StatusOr<int32_t> ToInt32(const Fields& f, const std::string& path, int64_
 
 }  // namespace
 
+namespace {
+
+// "YYYY-MM-DDTHH:MM:SSZ", the form the API server writes, read without
+// absl's general parser (its cost was a tenth of an upsert's parse); a valid
+// time in any other form, or out of range, is left to absl.
+std::optional<int64_t> CanonicalTimestampMs(std::string_view s) {
+  if (s.size() != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z')
+    return std::nullopt;
+  auto digits = [&s](int at, int len) {
+    int v = 0;
+    for (int i = at; i < at + len; ++i) {
+      if (s[i] < '0' || s[i] > '9') return -1;
+      v = v * 10 + (s[i] - '0');
+    }
+    return v;
+  };
+  int y = digits(0, 4), mo = digits(5, 2), d = digits(8, 2), h = digits(11, 2), mi = digits(14, 2),
+      sec = digits(17, 2);
+  static constexpr int kMonthDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > kMonthDays[mo - 1] + (mo == 2 && leap) || h < 0 || h > 23 ||
+      mi < 0 || mi > 59 || sec < 0 || sec > 59)
+    return std::nullopt;
+  // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
+  int yy = y - (mo <= 2 ? 1 : 0);
+  int era = yy / 400, yoe = yy % 400;
+  int doy = (153 * (mo > 2 ? mo - 3 : mo + 9) + 2) / 5 + d - 1;
+  int64_t days = int64_t{era} * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+  return ((days * 24 + h) * 60 + mi) * 60000 + int64_t{sec} * 1000;
+}
+
+}  // namespace
+
 absl::StatusOr<int64_t> ParseTimestampMs(const std::string& text) {
+  if (auto ms = CanonicalTimestampMs(text)) return *ms;
   absl::Time t;
   std::string err;
   if (!absl::ParseTime(absl::RFC3339_full, text, &t, &err))
