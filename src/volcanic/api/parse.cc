@@ -273,10 +273,6 @@ absl::StatusOr<int32_t> ToInt32(const Fields& f, const std::string& path, int64_
   return static_cast<int32_t>(v);
 }
 
-}  // namespace
-
-namespace {
-
 // "YYYY-MM-DDTHH:MM:SSZ", the form the API server writes, read without
 // absl's general parser (its cost was a tenth of an upsert's parse); a valid
 // time in any other form, or out of range, is left to absl.
