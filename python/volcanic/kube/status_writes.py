@@ -47,8 +47,7 @@ class StatusWrites:
 
     def wrote(self, obj: Obj) -> bool:
         """Whether obj, as the watch brings it, is this writer's last answered write of it."""
-        meta = obj["metadata"]
-        answered = self._answers.get((obj["kind"], (meta.get("namespace") or "", meta["name"])))  # key_of, inline
+        answered = self._answers.get((obj["kind"], key_of(obj)))
         return answered is not None and answered == resource_version(obj)
 
     def collect(self) -> list[tuple[StatusWrite, Obj | Exception]]:

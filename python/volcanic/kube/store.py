@@ -41,9 +41,6 @@ class Watch:
             if self._waiters and not self._ready.is_set():
                 self._ready.set()
 
-    def __bool__(self) -> bool:
-        return bool(self.events)
-
     def drain(self) -> list[tuple[str, Obj]]:
         """Every event offered so far, oldest first (safe against offers from other threads)."""
         if self._ready.is_set():

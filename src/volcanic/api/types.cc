@@ -14,6 +14,19 @@ const char* StatusName(TaskStatus s) {
   return kNames[StatusIndex(s)];
 }
 
+namespace {
+
+// Whether NodeInfo::Account counts a task alike in statuses a and b: it tells
+// only Pipelined and Releasing apart from the rest.
+bool NodeCountsAlike(TaskStatus a, TaskStatus b) {
+  auto kind = [](TaskStatus s) {
+    return s == TaskStatus::kPipelined || s == TaskStatus::kReleasing ? s : TaskStatus::kAllocated;
+  };
+  return kind(a) == kind(b);
+}
+
+}  // namespace
+
 // Volcano's NodeInfo.AddTask: Releasing tasks still use the node but will
 // free it; Pipelined tasks only reserve future capacity; terminal tasks are
 // never on a node (the cache does not add them).
@@ -168,17 +181,13 @@ int JobInfo::ReleasingScheduledTaskNum() const {
 void SetTaskStatus(TaskInfo* t, TaskStatus s) { PlaceTask(t, t->node, s); }
 
 // Membership in the job never changes here, and in the node only when the
-// node does: the rest is re-accounting. A node counts a task by whether it is
-// Pipelined, Releasing or neither (NodeInfo::Account); a change within one of
-// those (Allocated to Binding, a bind) leaves the node as it was, unchanged
-// for the answers kept by its version.
+// node does: the rest is re-accounting. A status change the node counts alike
+// (Allocated to Binding, a bind) leaves the node as it was, unchanged for the
+// answers kept by its version.
 void PlaceTask(TaskInfo* t, NodeInfo* node, TaskStatus s) {
-  auto counted_as = [](TaskStatus x) {
-    return x == TaskStatus::kPipelined || x == TaskStatus::kReleasing ? x : TaskStatus::kAllocated;
-  };
   if (t->job) t->job->Account(*t, -1);
   if (t->node == node) {
-    bool recount = node && counted_as(t->status) != counted_as(s);
+    bool recount = node && !NodeCountsAlike(t->status, s);
     if (recount) node->Account(*t, -1);
     t->status = s;
     if (recount) node->Account(*t, +1);
