@@ -187,46 +187,43 @@ class QueueController(Controller):
         if q is None:
             return
         state = _state(q)
-
-        def wrap(fn):  # handleQueue's error wrapping
-            try:
-                fn()
-            except QueueError as e:
-                raise QueueError(f"sync queue {name} failed for {e}, event is {event}, "
-                                 f"action is {action}") from None
-
         if state not in ("", OPEN, CLOSED, CLOSING, UNKNOWN):
             raise QueueError(f"queue {name} state {state} is invalid")
         if event == COMMAND_ISSUED and action == CLOSE_QUEUE and _annotation(q, CLOSED_BY_PARENT) == "true":
             # A manual close: re-opening the parent must not re-open this queue.
             q = self._set_annotation(q, CLOSED_BY_PARENT, "false")
+        try:
+            self._act(q, state, action)
+        except QueueError as e:  # handleQueue's error wrapping
+            raise QueueError(f"sync queue {name} failed for {e}, event is {event}, action is {action}") from None
 
-        closed_or_closing = lambda podgroups: CLOSED if not podgroups else CLOSING  # noqa: E731
+    def _act(self, q: Obj, state: str, action: str) -> None:
+        """The state machine of the module docstring: the action for `state`, and the state
+        its sync moves the queue to."""
         if action == OPEN_QUEUE:
             if state in ("", OPEN):
-                wrap(lambda: self._sync_queue(q, lambda podgroups: OPEN))
+                self._sync_queue(q, OPEN)
             else:
-                wrap(lambda: self._open_queue(q))
+                self._open_queue(q)
         elif action == CLOSE_QUEUE:
             if state == CLOSED:
-                wrap(lambda: self._sync_queue(q, lambda podgroups: CLOSED))
+                self._sync_queue(q, CLOSED)
             elif state == CLOSING:
-                wrap(lambda: self._sync_queue(q, closed_or_closing))
+                self._sync_queue(q, self._closed_or_closing(q))
             else:
-                wrap(lambda: self._close_queue(q, closed_or_closing))
-        else:
-            def keep(podgroups: int) -> str:
-                if state in ("", OPEN):
-                    return OPEN
-                if state == CLOSING:
-                    return closed_or_closing(podgroups)
-                return state  # Closed stays Closed, Unknown stays Unknown
-            wrap(lambda: self._sync_queue(q, keep))
+                self._close_queue(q)
+        elif state in ("", OPEN):
+            self._sync_queue(q, OPEN)
+        else:  # Closed stays Closed, Unknown stays Unknown
+            self._sync_queue(q, self._closed_or_closing(q) if state == CLOSING else state)
 
     # The three queue actions (queue_controller_action.go).
     def _podgroups(self, name: str) -> int:
         """How many PodGroups the queue has (all phases)."""
         return sum(self._phases.get(name, {}).values())
+
+    def _closed_or_closing(self, q: Obj) -> str:
+        return CLOSING if self._podgroups(q["metadata"]["name"]) else CLOSED
 
     def podgroup_counts(self, name: str) -> dict[str, int]:
         """The queue's PodGroups by phase (`pending`, `running`, `unknown`, `inqueue`,
@@ -234,10 +231,10 @@ class QueueController(Controller):
         phases = self._phases.get(name, {})
         return {COUNTS[p]: n for p, n in sorted(phases.items()) if p in COUNTS and n}
 
-    def _sync_queue(self, q: Obj, next_state) -> None:
+    def _sync_queue(self, q: Obj, state: str) -> None:
         q = self._ensure_parent(q)
         old = q.get("status") or {}
-        status = dict(old, state=next_state(self._podgroups(q["metadata"]["name"])))
+        status = dict(old, state=state)
         status.setdefault("allocated", {})
         if status != old:
             q = self.ctx.store.update_status(dict(q, status=status))
@@ -249,7 +246,7 @@ class QueueController(Controller):
             self._write_state(q, OPEN)
         self._set_annotation(q, CLOSED_BY_PARENT, "false")
 
-    def _close_queue(self, q: Obj, next_state) -> None:
+    def _close_queue(self, q: Obj) -> None:
         name = q["metadata"]["name"]
         if _state(q) not in (CLOSED, CLOSING):
             if name == "root":
@@ -258,7 +255,7 @@ class QueueController(Controller):
                 if _state(child) not in (CLOSED, CLOSING):
                     self._set_annotation(child, CLOSED_BY_PARENT, "true")
                     self.queue.add((child["metadata"]["name"], CLOSE_QUEUE, ""))
-        state = next_state(self._podgroups(name))
+        state = self._closed_or_closing(q)
         if state != _state(q):
             self._write_state(q, state)
             self._recorder.event(q, "Normal", CLOSE_QUEUE, "Close queue succeed")

@@ -25,23 +25,52 @@ from volcanic.sim.trace import CARDS_OF_POD, Obj, Trace, requests_of
 TERMINAL = ("Succeeded", "Failed")
 
 
-@dataclass
 class PodRecord:
-    name: str
-    arrival: float  # virtual seconds since the cluster's start
-    start: float | None = None  # Running
-    end: float | None = None  # Succeeded or Failed
-    node: str | None = None
-    phase: str = "Pending"
-    requests: dict[str, float] = field(default_factory=dict)  # resource -> amount (cores, bytes, ...)
-    job: str = ""  # "ns/name" of its owner Job, or the pod's own key for a bare pod
-    queue: str = "default"
-    # Runs cut short, (start, end, node): an earlier pod of this name deleted while Running
-    # (evicted by preempt or reclaim, or restarted with its Job). A Job's replacement pod has
-    # the same name, so without these a reclaim's victims would look as if they never ran.
-    interrupted: list[tuple[float, float, str | None]] = field(default_factory=list)
-    gpu_cards: str = ""  # the vGPU cards it ran on (its volcano.sh/vgpu-ids-new annotation)
-    shape: Shape | None = None  # for the workload's fragmentation (fragmentation.py)
+    """One pod of a replay: when it arrived, ran and ended, where, and what it asked for.
+
+    name: "ns/name"; arrival, start (Running), end (Succeeded or Failed): virtual seconds
+    since the cluster's start, None when not reached; node; phase; job: "ns/name" of its
+    owner Job, or the pod's own key for a bare pod; queue.
+    interrupted: runs cut short, (start, end, node): an earlier pod of this name deleted
+    while Running (evicted by preempt or reclaim, or restarted with its Job). A Job's
+    replacement pod has the same name, so without these a reclaim's victims would look as
+    if they never ran.
+    gpu_cards: the vGPU cards it ran on (its volcano.sh/vgpu-ids-new annotation).
+    requests: resource -> amount (cores, bytes, cards, ...) by the engine's rule, and
+    shape (fragmentation.py): read from `spec` (the pod's, as created; shared, read-only)
+    when first asked, so a replay spends nothing on what only its metrics read.
+    """
+
+    __slots__ = ("name", "arrival", "start", "end", "node", "phase", "job", "queue", "interrupted",
+                 "gpu_cards", "spec", "_requests", "_shape")
+
+    def __init__(self, name: str, arrival: float, start: float | None = None, end: float | None = None,
+                 node: str | None = None, phase: str = "Pending", requests: dict[str, float] | None = None,
+                 job: str = "", queue: str = "default",
+                 interrupted: list[tuple[float, float, str | None]] | None = None, gpu_cards: str = "",
+                 spec: Obj | None = None) -> None:
+        self.name, self.arrival, self.start, self.end, self.node, self.phase = name, arrival, start, end, node, phase
+        self.job, self.queue, self.gpu_cards, self.spec = job, queue, gpu_cards, spec
+        self.interrupted = interrupted if interrupted is not None else []
+        self._requests = {} if requests is None and spec is None else requests  # None: from spec, later
+        self._shape: Shape | None = None
+
+    @property
+    def requests(self) -> dict[str, float]:
+        if self._requests is None:
+            self._requests = requests_of({"spec": self.spec})
+        return self._requests
+
+    @property
+    def shape(self) -> Shape | None:
+        """None for a record made without a spec."""
+        if self._shape is None and self.spec is not None:
+            self._shape = pod_shape({"spec": self.spec}, self.requests)
+        return self._shape
+
+    def __repr__(self) -> str:
+        return (f"PodRecord({self.name!r}, arrival={self.arrival}, start={self.start}, end={self.end}, "
+                f"node={self.node!r}, phase={self.phase!r}, job={self.job!r}, queue={self.queue!r})")
 
 
 @dataclass
@@ -107,9 +136,7 @@ def _pod_added(run: Replay, pod: Obj) -> None:
     arrival = next((run.arrived[o] for o in owners if o in run.arrived),
                    run.arrived.get(("Pod", meta["namespace"], meta["name"]), run.cluster.now))
     job = next((f"{ns}/{name}" for kind, ns, name in owners if kind == "Job"), key)
-    requests = requests_of(pod)
-    run.pods[key] = PodRecord(key, arrival, requests=requests, job=job, queue=_queue(run, pod),
-                              shape=pod_shape(pod, requests))
+    run.pods[key] = PodRecord(key, arrival, job=job, queue=_queue(run, pod), spec=pod.get("spec") or {})
 
 
 def _queue(run: Replay, pod: Obj) -> str:
