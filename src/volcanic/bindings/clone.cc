@@ -24,12 +24,20 @@ PyObject* Clone(PyObject* o, int depth) {
   if (Shared(o)) return Py_NewRef(o);
   if (depth > kMaxCloneDepth) return nullptr;
   if (PyDict_CheckExact(o)) {
-    PyObject* out = PyDict_New();
+    // A copy of the table shares the keys and the immutable values at once;
+    // only nested dicts and lists are then replaced by their copies (a
+    // replacement keeps the table's size, where inserting key by key grew it).
+    PyObject* out = PyDict_Copy(o);
     if (out == nullptr) throw py::error_already_set();
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (PyDict_Next(o, &pos, &key, &value)) {
-      PyObject* copy = Shared(key) ? Clone(value, depth + 1) : nullptr;  // other keys: deepcopy's
+      if (!Shared(key)) {  // other keys: deepcopy's
+        Py_DECREF(out);
+        return nullptr;
+      }
+      if (Shared(value)) continue;
+      PyObject* copy = Clone(value, depth + 1);
       if (copy == nullptr || PyDict_SetItem(out, key, copy) < 0) {
         Py_XDECREF(copy);
         Py_DECREF(out);
