@@ -120,6 +120,30 @@ def test_malformed_objects_name_object_and_field(mutate, message):
     assert s.run_once(NOW).binds == {}
 
 
+def test_each_object_is_read_alone_whatever_came_before_it():
+    """The engine converts each object over the last one of its kind (bindings/convert.h): a field
+    the earlier pod had and this one lacks must be gone, a changed type must be the new one, and an
+    object refused midway must leave nothing behind for the next."""
+    pinned = pod("pinned", None, cpu="3")
+    pinned["spec"].update(nodeSelector={"zone": "a"}, priority=5,
+                          tolerations=[{"key": "k", "operator": "Exists", "effect": "NoSchedule"}])
+    pinned["spec"]["containers"].append({"name": "side", "resources": {"requests": {"cpu": "1"}}})
+    bad = pod("bad", None)
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = 3  # an int: read as 3 CPUs
+    bad["spec"]["overhead"] = {"memory": ["1Gi"]}  # refused, after the cpu above was read
+    plain = pod("plain", None, cpu="1")  # no selector, one container, cpu back to a string
+    s = volcanic.Scheduler()
+    s.upsert(node("b", cpu="8", labels={"zone": "b"}))
+    s.upsert(pinned)
+    with pytest.raises(volcanic.InvalidObject, match=r"^Pod ns/bad: spec\.overhead\.memory: "):
+        s.upsert(bad)
+    s.upsert(plain)
+    d = s.run_once(NOW)
+    assert d.binds == {"ns/plain": "b"}
+    assert "node(s) didn't match Pod's node affinity/selector" in d.unschedulable["ns/pinned"]
+    assert d.queues["default"]["allocated"] == {"cpu": "1", "memory": "1Gi", "pods": "1"}
+
+
 def test_malformed_objects_of_every_kind():
     cases = [
         (node("n1", cpu="lots"), "Node n1: status.allocatable.cpu: invalid quantity"),

@@ -79,6 +79,22 @@ def test_python_pod_request_equals_the_engines(spec, expected):
         {name: quantity.parse_quantity(q)[0] for name, q in expected.items()}
 
 
+def test_each_pod_request_is_read_alone_whatever_came_before_it():
+    """Specs are converted over the last one (bindings/convert.h): containers, requests and types
+    that the earlier spec had must not carry over, nor the part read before an error."""
+    wide = {"containers": [container({"cpu": "2", "memory": "1Gi", "example.com/fpga": "1"}),
+                           container({"cpu": "500m"})],
+            "overhead": {"cpu": "100m"}}
+    assert quantity.to_strings(quantity.pod_requests(wide)) == {"cpu": "2600m", "example.com/fpga": "1",
+                                                               "memory": "1Gi"}
+    with pytest.raises(ValueError, match=r"^spec\.containers\[0\]\.resources\.requests\.memory: "):
+        quantity.pod_requests({"containers": [container({"cpu": 4, "memory": "many"})]})
+    narrow = {"containers": [container({"cpu": 1})]}
+    assert quantity.to_strings(quantity.pod_requests(narrow)) == {"cpu": "1"}
+    assert quantity.to_strings(quantity.pod_requests(wide)) == {"cpu": "2600m", "example.com/fpga": "1",
+                                                               "memory": "1Gi"}
+
+
 def test_pod_request_errors_name_the_field():
     spec = {"containers": [container({"cpu": "1"})], "initContainers": [container({"cpu": "lots"}, policy="Always")]}
     with pytest.raises(ValueError, match=r'^spec\.tasks\[0\]\.template\.spec\.initContainers\[0\]\.resources\.'

@@ -58,7 +58,7 @@ py::tuple ParseQuantityPy(const py::handle& value) {
 
 // name -> (milli-units, format), bytes resources included (bytes x 1000).
 py::dict PodRequestsPy(const py::handle& spec, const std::string& where) {
-  nlohmann::json j = ToJson(spec);
+  const nlohmann::json& j = ToJson(spec);
   Fields f;  // messages name the field as `where` gives it
   PodRequests r = ValueOrRaise(ComputePodRequests(j, f, where));
   py::dict out;

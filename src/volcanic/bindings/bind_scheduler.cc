@@ -197,7 +197,7 @@ class PyScheduler {
 
   Cache::Change UpsertChange(const py::handle& obj) {
     NotFromOwnSession();
-    nlohmann::json j = ToJson(CacheView(obj));
+    const nlohmann::json& j = ToJson(CacheView(obj));
     absl::StatusOr<Cache::Change> r;
     {
       py::gil_scoped_release release;

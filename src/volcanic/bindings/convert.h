@@ -16,8 +16,11 @@ inline constexpr int kMaxDepth = 64;
 
 // A dict/list/tuple/str/int/float/bool/None tree as JSON, or JSON text or
 // bytes. Anything else, or nesting deeper than kMaxDepth, raises
-// volcanic.InvalidObject naming the path.
-nlohmann::json ToJson(const py::handle& obj);
+// volcanic.InvalidObject naming the path. The result is this thread's tree for
+// the object's kind, valid until the next call: converted over the last object
+// of the kind, it reuses the nodes both have (a pod's upsert then allocates
+// next to nothing), so read it before converting another, and copy what is kept.
+const nlohmann::json& ToJson(const py::handle& obj);
 
 // Raises volcanic.InvalidObject, volcanic.ConfigError or volcanic.PluginError
 // (by status code), or RuntimeError for anything else.
