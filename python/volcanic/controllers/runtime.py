@@ -156,6 +156,8 @@ class Runner:
         self.clock = clock
         self.errors = informers.errors  # one list: handler and request failures, in order
         self._retries: dict[tuple[str, Hashable], int] = {}
+        # Each controller with its queue's requests, tested for emptiness at every step.
+        self._waiting = [(c, c.queue._items) for c in self.controllers]
         for c in self.controllers:
             for kind, handler in c.handlers().items():
                 informers.add_handler(kind, handler)
@@ -163,24 +165,26 @@ class Runner:
     def settle(self) -> int:
         """Runs until no event or request is pending; returns how many requests ran."""
         steps = 0
-        self.informers.pump()
+        pump = self.informers.pump
+        pump()
         while True:
             ran = False
-            for c in self.controllers:
-                if not c.queue._items:  # most controllers have nothing at most steps
+            for c, waiting in self._waiting:
+                if not waiting:  # most controllers have nothing at most steps
                     continue
                 request = c.queue.pop()
                 ran = True
                 steps += 1
                 try:
                     c.process(request)
-                    self._retries.pop((c.name, request), None)
+                    if self._retries:
+                        self._retries.pop((c.name, request), None)
                 except StoreError:
                     self._retry(c, request)
                 except Exception as e:  # noqa: BLE001 - see the class docstring
                     self.errors.append(f"{c.name}: {request!r}: {type(e).__name__}: {e}")
-                self.informers.pump()
-            if not ran and not self.informers.pump():  # a handler's own writes are delivered too
+                pump()
+            if not ran and not pump():  # a handler's own writes are delivered too
                 return steps
             if steps > self.MAX_STEPS:
                 raise RuntimeError(f"controllers did not settle after {steps} requests")
