@@ -111,14 +111,18 @@ void ConvertDict(PyObject* obj, nlohmann::json& out, const Path& path, int depth
 }
 
 // This thread's tree for objects of `obj`'s kind: a Pod is converted over the
-// last Pod, a PodGroup over the last PodGroup.
+// last Pod, a PodGroup over the last PodGroup. Kinds past the first few share
+// one tree, so objects of ever new kinds keep no tree each.
 nlohmann::json& Scratch(PyObject* obj) {
+  constexpr size_t kKindsKept = 16;  // the engine reads six
   thread_local absl::flat_hash_map<std::string, nlohmann::json> by_kind;
   PyObject* kind = PyDict_Check(obj) ? PyDict_GetItemString(obj, "kind") : nullptr;
   Py_ssize_t size = 0;
   const char* name = kind && PyUnicode_Check(kind) ? PyUnicode_AsUTF8AndSize(kind, &size) : nullptr;
   if (name == nullptr) PyErr_Clear();
-  return by_kind[name ? absl::string_view(name, static_cast<size_t>(size)) : absl::string_view()];
+  absl::string_view key = name ? absl::string_view(name, static_cast<size_t>(size)) : absl::string_view();
+  if (auto it = by_kind.find(key); it != by_kind.end()) return it->second;
+  return by_kind[by_kind.size() < kKindsKept ? key : absl::string_view()];
 }
 
 // Depth of a parsed JSON value, without recursion.
