@@ -122,11 +122,15 @@ TEST_CASE("PodGroup upserts keep the job's tasks; queues root and default always
   REQUIRE(c.queues().contains("default"));
 }
 
-TEST_CASE("a bare volcano pod is its own group of one in the default queue") {
-  Cache c;
+TEST_CASE("a bare volcano pod waits for its PodGroup; with bare_pods_as_groups it is its own group of one") {
+  // Volcano v1.15 pkg/scheduler/cache/event_handlers.go getOrCreateJob: no job without a group.
   json p = Pod("ns", "solo", "1", "1Gi", "x");
   p["metadata"]["annotations"] = json::object();
   p["metadata"]["uid"] = "u-1";
+  Cache waits;
+  Load(waits, json::array({p}));
+  REQUIRE_FALSE(Cache::Schedulable(*waits.FindJob("ns/podgroup-u-1")));
+  Cache c(ParseOptions{.bare_pods_as_groups = true});
   Load(c, json::array({p}));
   JobInfo* job = c.FindJob("ns/podgroup-u-1");
   REQUIRE(job != nullptr);

@@ -20,9 +20,9 @@ json Container(const std::string& cpu, const char* policy = nullptr) {
   return c;
 }
 
+// A pod of PodGroup "pg" with a 500m sidecar beside its 2 CPUs.
 json SidecarPod(const std::string& name) {
-  json p = Pod("ns", name, "2", "1Gi", "");
-  p["metadata"].erase("annotations");
+  json p = Pod("ns", name, "2", "1Gi", "pg");
   p["spec"]["initContainers"] = json::array({Container("500m", "Always")});
   return p;
 }
@@ -96,11 +96,12 @@ TEST_CASE("pod requests: a bad quantity names the object and the field", "[pod_r
 TEST_CASE("the engine does not bind a pod needing 2.5 CPUs with its sidecar to a 2-CPU node", "[pod_requests]") {
   const std::string conf =
       R"({"actions": "enqueue, allocate", "tiers": [{"plugins": [{"name": "gang"}]}, {"plugins": [{"name": "predicates"}]}]})";
-  Decisions small = Run(conf, json::array({Node("a", "2", "8Gi"), Node("b", "2", "8Gi"), SidecarPod("p")}));
+  const json group = PodGroup("ns", "pg", "default", 1, "Inqueue");
+  Decisions small = Run(conf, json::array({Node("a", "2", "8Gi"), Node("b", "2", "8Gi"), group, SidecarPod("p")}));
   CHECK(small.binds.empty());
   REQUIRE(small.unschedulable.count("ns/p") == 1);
   CHECK(small.unschedulable.at("ns/p").find("Insufficient cpu") != std::string::npos);
-  Decisions fits = Run(conf, json::array({Node("n3", "2500m", "8Gi"), SidecarPod("p")}));
+  Decisions fits = Run(conf, json::array({Node("n3", "2500m", "8Gi"), group, SidecarPod("p")}));
   REQUIRE(fits.binds.size() == 1);
   CHECK(fits.binds[0].second == "n3");
 }

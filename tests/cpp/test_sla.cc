@@ -193,3 +193,20 @@ TEST_CASE("sla: the session clock decides, not the wall clock") {
   Fixture later(conf, objects, kNowMs + 5 * 60'000);
   REQUIRE(later.ssn->JobEnqueueable(later.Job("job")));
 }
+
+TEST_CASE("sla: asks for a session at the earliest deadline still ahead of a waiting job") {
+  json running = Group("running-young", 1, json::object(), "Running");  // nothing left to wait for
+  json objects = json::array({Node("n1", "1", "1Gi"), Demanding(Group("waited", 5)),
+                              Demanding(Group("young", 2)), running,
+                              Demanding(Group("own-1h", 10, {{"volcano.sh/sla-waiting-time", "1h"}}))});
+  Fixture f(SlaTiers(R"({"sla-waiting-time": "3m"})", R"({"name": "overcommit"})"), objects);
+  Decisions d;
+  f.ssn->RunActions(&d);
+  f.ssn->Close(&d);
+  REQUIRE(d.wake_at_ms == kNowMs + 60'000);  // young's 3 minutes are up in one
+  Fixture none(SlaTiers(R"({"sla-waiting-time": "3m"})"), json::array({Node("n1", "1", "1Gi"), running}));
+  Decisions quiet;
+  none.ssn->RunActions(&quiet);
+  none.ssn->Close(&quiet);
+  REQUIRE_FALSE(quiet.wake_at_ms.has_value());
+}

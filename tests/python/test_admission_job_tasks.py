@@ -15,23 +15,17 @@ from admission_job_helpers import c, container, defaulted, denied, job, task
 
 # --- CREATE: per task ---------------------------------------------------------------------------------
 
-def test_validate_task_replicas():
-    """reference §3.1 CRD/VAP: task replicas >= 0."""
-    j = job("j", task("a", 0))
-    assert JT.validate_task_replicas(j, 0, j["spec"]["tasks"][0]) is None
-    j = job("j", task("a", -1))
-    assert JT.validate_task_replicas(j, 0, j["spec"]["tasks"][0]) == "'replicas' < 0 in task: a, job: j"
+# Task replicas and minAvailable >= 0 and the task name's pattern are the CRD schema's (see
+# test_crd_schema.py), as in Volcano v1.15.1.
 
 
 def test_validate_task_min_available(c):
-    """reference §3.1: task.minAvailable <= replicas, and >= 0."""
+    """reference §3.1: task.minAvailable <= replicas."""
     j = job("j", task("a", 2, minAvailable=2))
     assert JT.validate_task_min_available(j, 0, j["spec"]["tasks"][0]) is None
     j = job("j", task("a", 2, minAvailable=3))
     assert JT.validate_task_min_available(j, 0, j["spec"]["tasks"][0]) == (
         "'minAvailable' is greater than 'replicas' in task: a, job: j")
-    j = job("j", task("a", 2, minAvailable=-1))
-    assert JT.validate_task_min_available(j, 0, j["spec"]["tasks"][0]) == "'minAvailable' < 0 in task: a, job: j"
     assert "'minAvailable' is greater than 'replicas' in task: a, job: bad" in str(
         denied(c, job("bad", task("a", 2, minAvailable=3), minAvailable=1)))
 
@@ -40,31 +34,18 @@ def test_validate_task_min_available(c):
     ({"totalPartitions": 2, "partitionSize": 4}, 8, None, None),
     ({"totalPartitions": 2, "partitionSize": 4, "minPartitions": 1}, 8, None, None),
     ({"totalPartitions": 4, "partitionSize": 2, "minPartitions": 2}, 8, 4, None),
-    ({"totalPartitions": 0, "partitionSize": 8}, 8, None, "'TotalPartitions' must be greater than 0"),
-    ({"totalPartitions": 8, "partitionSize": -1}, 8, None, "'PartitionSize' must be greater than 0"),
     ({"totalPartitions": 2, "partitionSize": 3}, 8, None, "'Replicas' are not equal to TotalPartitions*PartitionSize"),
     ({"totalPartitions": 4, "partitionSize": 2, "minPartitions": 1}, 8, 4,
      "'MinAvailable' is not equal to MinPartitions*PartitionSize"),
 ])
 def test_validate_task_partition_policy(partition, replicas, min_available, message):
-    """reference §3.1 partitionPolicy: totalPartitions > 0, partitionSize > 0, replicas ==
-    totalPartitions*partitionSize, minAvailable == minPartitions*partitionSize."""
+    """reference §3.1 partitionPolicy: replicas == totalPartitions*partitionSize,
+    minAvailable == minPartitions*partitionSize (totalPartitions, partitionSize >= 1 are the
+    CRD's: test_crd_schema.py)."""
     extra = {} if min_available is None else {"minAvailable": min_available}
     j = defaulted(job("j", task("a", replicas, partitionPolicy=partition, **extra)))
     got = JT.validate_task_partition_policy(j, 0, j["spec"]["tasks"][0])
     assert got == (None if message is None else f"{message} in task: a, job: j")
-
-
-def test_validate_task_name(c):
-    """reference §3.1 (webhook, CRD): the task name is an RFC 1123 label of at most 63 characters."""
-    j = job("j", task("ok-1"))
-    assert JT.validate_task_name(j, 0, j["spec"]["tasks"][0]) is None
-    j = job("j", task("Bad_Name"))
-    assert JT.validate_task_name(j, 0, j["spec"]["tasks"][0]).startswith(
-        'spec.tasks[0].name: Invalid value: "Bad_Name": a lowercase RFC 1123 label must consist of')
-    j = job("j", task("a" * 64))
-    assert "must be no more than 63 characters" in JT.validate_task_name(j, 0, j["spec"]["tasks"][0])
-    assert "a lowercase RFC 1123 label" in str(denied(c, job("bad", task("Bad"))))
 
 
 def test_validate_task_name_unique(c):

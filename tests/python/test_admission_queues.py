@@ -154,7 +154,8 @@ def test_an_update_of_a_closing_queue_is_not_denied_for_the_state_it_already_has
                       "template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}]}})
     c.run(0)
     c.apply({"apiVersion": "bus.volcano.sh/v1alpha1", "kind": "Command", "metadata": {"name": "close", "namespace": "default"},
-             "action": "CloseQueue", "target": {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "name": "q"}})
+             "action": "CloseQueue", "target": {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "name": "q",
+                                                "uid": c.get("Queue", "q")["metadata"]["uid"]}})
     c.run(0)
     assert c.get("Queue", "q")["status"]["state"] == "Closing"  # a job is still in it
     q = c.get("Queue", "q")

@@ -275,17 +275,22 @@ def random_reviews(draw):
 def test_fuzz_codec_with_random_reviews():
     count = {"inputs": 0, "answered": 0}
 
+    # A fixed mix (a third random JSON) rather than one_of: Hypothesis also draws constants it
+    # finds in every loaded module of the project, which would shift a drawn mix with each
+    # module the test session imports.
     @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck), database=None,
               derandomize=True)
-    @given(st.lists(st.one_of(JSON, random_reviews(), random_reviews()), min_size=20, max_size=20),
+    @given(st.lists(JSON, min_size=7, max_size=7), st.lists(random_reviews(), min_size=13, max_size=13),
            st.randoms(use_true_random=False))
-    def run(inputs, rng):
+    def run(noise, reviews, rng):
+        inputs = noise + reviews
+        rng.shuffle(inputs)
         for sent in inputs:
             count["answered"] += _admit_everywhere(sent, rng)
         count["inputs"] += len(inputs)
 
     run()
-    assert count["inputs"] >= 2_000 and count["answered"] > 1_500
+    assert count["inputs"] >= 2_000 and count["answered"] > 2_500
 
 
 def test_fuzz_codec_with_mutated_reviews():

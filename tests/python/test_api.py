@@ -36,9 +36,9 @@ def test_schedule_binds_a_gang_and_reports_status():
 
 def test_other_kinds_are_skipped_and_json_text_is_accepted():
     objs = [{"kind": "ConfigMap", "metadata": {"name": "x"}}, node("n1"), pod("solo", None)]
-    d = volcanic.schedule(objs, now=NOW)
+    d = volcanic.schedule(objs, now=NOW, bare_pods_as_groups=True)
     assert d.binds == {"ns/solo": "n1"}
-    s = volcanic.Scheduler()
+    s = volcanic.Scheduler(bare_pods_as_groups=True)
     s.upsert(json.dumps(node("n1")))
     s.upsert(json.dumps(pod("solo", None)).encode())
     assert s.run_once(NOW).binds == {"ns/solo": "n1"}
@@ -69,7 +69,7 @@ def test_queue_quantities_are_the_callers_own_dicts():
 
 
 def test_scheduler_assumes_binds_until_forgotten():
-    s = volcanic.Scheduler()
+    s = volcanic.Scheduler(bare_pods_as_groups=True)
     for o in [node("n1", cpu="1"), pod("a", None), pod("b", None)]:
         s.upsert(o)
     first = s.run_once(NOW)
@@ -83,7 +83,7 @@ def test_scheduler_assumes_binds_until_forgotten():
 
 
 def test_scheduler_confirmed_bind_and_delete():
-    s = volcanic.Scheduler()
+    s = volcanic.Scheduler(bare_pods_as_groups=True)
     s.upsert(node("n1", cpu="1"))
     s.upsert(pod("a", None))
     assert s.run_once(NOW).binds == {"ns/a": "n1"}
@@ -132,7 +132,7 @@ def test_each_object_is_read_alone_whatever_came_before_it():
     bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = 3  # an int: read as 3 CPUs
     bad["spec"]["overhead"] = {"memory": ["1Gi"]}  # refused, after the cpu above was read
     plain = pod("plain", None, cpu="1")  # no selector, one container, cpu back to a string
-    s = volcanic.Scheduler()
+    s = volcanic.Scheduler(bare_pods_as_groups=True)
     s.upsert(node("b", cpu="8", labels={"zone": "b"}))
     s.upsert(pinned)
     with pytest.raises(volcanic.InvalidObject, match=r"^Pod ns/bad: spec\.overhead\.memory: "):
@@ -197,9 +197,9 @@ tiers:
   - name: predicates
 """
     objs = [node("n1"), node("n2"), pod("old", None, node_name="n2", phase="Running"), pod("p", None)]
-    by_text = volcanic.schedule(objs, text, now=NOW)
+    by_text = volcanic.schedule(objs, text, now=NOW, bare_pods_as_groups=True)
     import yaml
-    by_dict = volcanic.schedule(objs, yaml.safe_load(text), now=NOW)
+    by_dict = volcanic.schedule(objs, yaml.safe_load(text), now=NOW, bare_pods_as_groups=True)
     assert by_text.binds == by_dict.binds == {"ns/p": "n2"}
 
 

@@ -95,7 +95,8 @@ def test_a_session_does_not_wait_for_the_binds_of_the_one_before(monkeypatch):
     c.run(1)  # the next session takes the answers, then places a again
     # Its own bind of a is answered at once; the metrics count answers, whichever session sent them.
     assert sessions[0] == (1, 2, 1)
-    events = lambda reason: sorted(e["message"] for e in c.list("Event") if e["reason"] == reason)
+    events = lambda reason: sorted(e["message"] for e in c.list("Event")
+                                   if e["reason"] == reason and e["involvedObject"]["kind"] == "Pod")
     assert events("FailedScheduling") == ["failed to bind to node n1: the API server said no"]
     assert c.get("Pod", "a")["spec"]["nodeName"] == "n1" and c.get("Pod", "b")["spec"]["nodeName"] == "n1"
     assert events("Scheduled") == ["Successfully assigned default/a to n1", "Successfully assigned default/b to n1"]

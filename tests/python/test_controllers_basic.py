@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from volcanic.cluster.store import MemoryStore
 from volcanic.controllers.gc import GarbageCollector
-from volcanic.controllers.podgroup import PodGroupController, min_resources, pod_requests
+from volcanic.controllers.podgroup import PodGroupController, min_resources, pod_quota_usage
 from volcanic.kube.quantity import format_nanos, format_quantity, parse_quantity
 from volcanic.controllers.queue import QueueController
 from volcanic.errors import AdmissionError
@@ -42,7 +42,8 @@ def test_bare_pod_gets_its_own_podgroup():
     h.settle()
     uid = pod["metadata"]["uid"]
     pg = h.store.get("PodGroup", f"podgroup-{uid}", "ns")
-    assert pg["spec"] == {"minMember": 1, "queue": "default", "minResources": {"cpu": "500m", "memory": "1Gi"}}
+    assert pg["spec"] == {"minMember": 1, "queue": "default", "minResources": {
+        "count/pods": "1", "pods": "1", "cpu": "500m", "requests.cpu": "500m", "memory": "1Gi", "requests.memory": "1Gi"}}
     assert pg["status"] == {"phase": "Pending"}
     assert pg["metadata"]["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "p1", "uid": uid,
                                                   "controller": True, "blockOwnerDeletion": True}]
@@ -164,11 +165,15 @@ def test_controllers_have_no_unused_kinds_attribute():
     for controller in (QueueController, PodGroupController, GarbageCollector):
         assert not hasattr(controller, "kinds")
 
-def test_min_resources_follow_kubernetes_pod_requests():
-    """§2.5 minResources = pod requests x minMember (util.CalTaskRequests: quota's
-    PodUsageFunc): containers summed, a missing request defaulted from its limit, at least
-    the largest init container, sidecars added, overhead added, extended resources kept,
-    untracked resources dropped, nothing for a terminal pod."""
+def test_min_resources_follow_kubernetes_pod_quota_usage():
+    """§2.5 minResources = the pod's quota usage x minMember (util.CalTaskRequests over
+    util.GetPodQuotaUsage, k8s quota/v1/evaluator/core/pods.go PodUsageFunc): requests by
+    Kubernetes' rule (containers summed, a missing request defaulted from its limit, at least
+    the largest init container, sidecars added, overhead added) under the plain and
+    `requests.` names, limits likewise under `limits.` (overhead only where a limit is set),
+    `pods` and `count/pods`, an extended resource under both names and no `limits.` one,
+    untracked resources dropped; only `count/pods` for a terminal pod (Volcano spec jobp
+    "Generate PodGroup and valid minResource when creating job")."""
     pod = make_pod("p", containers=[
         {"name": "a", "resources": {"requests": {"cpu": "250m", "memory": "512Mi"},
                                     "limits": {"nvidia.com/gpu": "1", "memory": "1Gi"}}},
@@ -177,12 +182,29 @@ def test_min_resources_follow_kubernetes_pod_requests():
         {"name": "init", "resources": {"requests": {"cpu": "2", "memory": "100Mi"}}},
         {"name": "sidecar", "restartPolicy": "Always", "resources": {"requests": {"cpu": "100m"}}},
     ], overhead={"memory": "1Mi"})
-    # cpu: max(250m + 1 + 100m, 2) = 2; memory: 512Mi + 512Mi + 1Mi (the init's 100Mi is less)
-    assert {k: format_nanos(milli * 1_000_000, fmt) for k, (milli, fmt) in pod_requests(pod).items()} == {
-        "cpu": "2", "memory": "1025Mi", "nvidia.com/gpu": "1"}
-    assert min_resources(pod, 3) == {"cpu": "6", "memory": "3075Mi", "nvidia.com/gpu": "3"}
+    # requests: cpu max(250m + 1 + 100m, 2) = 2; memory 512Mi + 512Mi + 1Mi (the init's 100Mi is less)
+    # limits: cpu 1; memory 1Gi + 512Mi + 1Mi of overhead
+    assert {k: format_nanos(milli * 1_000_000, fmt) for k, (milli, fmt) in pod_quota_usage(pod).items()} == {
+        "count/pods": "1", "pods": "1", "cpu": "2", "requests.cpu": "2", "limits.cpu": "1",
+        "memory": "1025Mi", "requests.memory": "1025Mi", "limits.memory": "1537Mi",
+        "nvidia.com/gpu": "1", "requests.nvidia.com/gpu": "1"}
+    assert min_resources(pod, 3) == {
+        "count/pods": "3", "pods": "3", "cpu": "6", "requests.cpu": "6", "limits.cpu": "3",
+        "memory": "3075Mi", "requests.memory": "3075Mi", "limits.memory": "4611Mi",
+        "nvidia.com/gpu": "3", "requests.nvidia.com/gpu": "3"}
     assert min_resources(pod, 0) == {}
-    assert pod_requests(dict(pod, status={"phase": "Succeeded"})) == {}
+    assert pod_quota_usage(dict(pod, status={"phase": "Succeeded"})) == {"count/pods": (1000, "DecimalSI")}
+
+
+def test_quota_usage_names_hugepages_and_ephemeral_storage():
+    """podComputeUsageHelper: hugepages-* under its own and its `requests.` name (no limits
+    name), ephemeral-storage as cpu and memory are; a kubernetes.io/ resource is not quota's."""
+    pod = make_pod("p", containers=[{"name": "a", "resources": {
+        "requests": {"hugepages-2Mi": "4Mi", "ephemeral-storage": "1Gi", "example.kubernetes.io/x": "1"},
+        "limits": {"hugepages-2Mi": "4Mi", "ephemeral-storage": "2Gi"}}}])
+    assert min_resources(pod, 1) == {
+        "count/pods": "1", "pods": "1", "hugepages-2Mi": "4Mi", "requests.hugepages-2Mi": "4Mi",
+        "ephemeral-storage": "1Gi", "requests.ephemeral-storage": "1Gi", "limits.ephemeral-storage": "2Gi"}
 
 
 def test_quantity_canonical_form():

@@ -51,7 +51,7 @@ def test_default_policy_takes_the_last_card_first_and_cores_limit_sharing() -> N
     objs = [gpu_node("n1"), gpu_pod("a", cores=60, memory=100, creationTimestamp="2024-01-01T00:00:00Z"),
             gpu_pod("b", cores=60, memory=100, creationTimestamp="2024-01-01T00:00:01Z"),
             gpu_pod("c", cores=60, memory=100, creationTimestamp="2024-01-01T00:00:02Z")]
-    d = volcanic.schedule(objs, conf(), now=NOW)
+    d = volcanic.schedule(objs, conf(), now=NOW, bare_pods_as_groups=True)
     assert cards(d, "ns/a") == "GPU-n1-1,NVIDIA,100,60:"
     assert cards(d, "ns/b") == "GPU-n1-0,NVIDIA,100,60:"
     assert "ns/c" not in d.binds
@@ -68,7 +68,7 @@ def test_binpack_packs_the_fullest_card_and_scores_nodes_by_memory_used() -> Non
     objs = [gpu_node("n1"), gpu_node("n2"),
             gpu_pod("a", cores=20, memory=300, creationTimestamp="2024-01-01T00:00:00Z"),
             gpu_pod("b", cores=20, memory=300, creationTimestamp="2024-01-01T00:00:01Z")]
-    d = volcanic.schedule(objs, conf("binpack", weight=10), now=NOW)
+    d = volcanic.schedule(objs, conf("binpack", weight=10), now=NOW, bare_pods_as_groups=True)
     first = d.binds["ns/a"]
     assert d.binds["ns/b"] == first
     assert cards(d, "ns/a").split(",")[0] == cards(d, "ns/b").split(",")[0]
@@ -77,7 +77,7 @@ def test_binpack_packs_the_fullest_card_and_scores_nodes_by_memory_used() -> Non
 def test_spread_spreads_over_cards_by_sharers() -> None:
     objs = [gpu_node("n1"), gpu_pod("a", cores=20, memory=100, creationTimestamp="2024-01-01T00:00:00Z"),
             gpu_pod("b", cores=20, memory=100, creationTimestamp="2024-01-01T00:00:01Z")]
-    d = volcanic.schedule(objs, conf("spread"), now=NOW)
+    d = volcanic.schedule(objs, conf("spread"), now=NOW, bare_pods_as_groups=True)
     # Spread: fewest sharers first, index ascending among equals.
     assert cards(d, "ns/a").startswith("GPU-n1-0,")
     assert cards(d, "ns/b").startswith("GPU-n1-1,")
@@ -86,7 +86,7 @@ def test_spread_spreads_over_cards_by_sharers() -> None:
 def test_a_hundred_cores_needs_a_card_alone() -> None:
     objs = [gpu_node("n1", cards=1), gpu_pod("a", cores=10, memory=100, creationTimestamp="2024-01-01T00:00:00Z"),
             gpu_pod("b", cores=100, memory=100, creationTimestamp="2024-01-01T00:00:01Z")]
-    d = volcanic.schedule(objs, conf(), now=NOW)
+    d = volcanic.schedule(objs, conf(), now=NOW, bare_pods_as_groups=True)
     assert "ns/a" in d.binds and "ns/b" not in d.binds
 
 
@@ -94,7 +94,7 @@ def test_no_memory_asked_takes_the_whole_card() -> None:
     # Without vgpu-memory a container takes 100% of each card's memory.
     objs = [gpu_node("n1", cards=1, memory=1000), gpu_pod("a", creationTimestamp="2024-01-01T00:00:00Z"),
             gpu_pod("b", cores=0, memory=1, creationTimestamp="2024-01-01T00:00:01Z")]
-    d = volcanic.schedule(objs, conf(), now=NOW)
+    d = volcanic.schedule(objs, conf(), now=NOW, bare_pods_as_groups=True)
     assert cards(d, "ns/a") == "GPU-n1-0,NVIDIA,1000,0:"
     assert "ns/b" not in d.binds
 
@@ -102,7 +102,7 @@ def test_no_memory_asked_takes_the_whole_card() -> None:
 def test_several_cards_per_container_are_distinct() -> None:
     objs = [gpu_node("n1", cards=2), gpu_pod("a", number=2, cores=10, memory=100),
             gpu_pod("b", number=3, cores=10, memory=100)]
-    d = volcanic.schedule(objs, conf(), now=NOW)
+    d = volcanic.schedule(objs, conf(), now=NOW, bare_pods_as_groups=True)
     assert cards(d, "ns/a") == "GPU-n1-1,NVIDIA,100,10:GPU-n1-0,NVIDIA,100,10:"
     assert "ns/b" not in d.binds  # three cards asked of a node with two
 
@@ -111,7 +111,7 @@ def test_cards_pods_hold_are_counted_from_their_annotation() -> None:
     held = gpu_pod("held", cores=90, memory=100, node_name="n1", phase="Running",
                    annotations={"volcano.sh/vgpu-ids-new": "GPU-n1-1,NVIDIA,100,90:"})
     objs = [gpu_node("n1"), held, gpu_pod("a", cores=20, memory=100)]
-    d = volcanic.schedule(objs, conf(), now=NOW)
+    d = volcanic.schedule(objs, conf(), now=NOW, bare_pods_as_groups=True)
     assert cards(d, "ns/a").startswith("GPU-n1-0,")  # card 1 has 10 cores left
 
 
@@ -119,7 +119,7 @@ def test_gpu_type_annotations_choose_cards() -> None:
     objs = [gpu_node("v", card_type="NVIDIA-V100"), gpu_node("t", card_type="NVIDIA-T4"),
             gpu_pod("a", cores=10, memory=10, annotations={"nvidia.com/use-gputype": "t4"}),
             gpu_pod("b", cores=10, memory=10, annotations={"nvidia.com/nouse-gputype": "T4,A100"})]
-    d = volcanic.schedule(objs, conf(), now=NOW)
+    d = volcanic.schedule(objs, conf(), now=NOW, bare_pods_as_groups=True)
     assert d.binds["ns/a"] == "t" and d.binds["ns/b"] == "v"
 
 
@@ -136,7 +136,7 @@ def test_without_vgpu_enabled_cards_are_not_accounted() -> None:
     objs = [gpu_node("n1"), *(gpu_pod(name, cores=60, memory=100) for name in "abc")]
     off = conf()
     off["tiers"][1]["plugins"][1]["arguments"] = {}
-    d = volcanic.schedule(objs, off, now=NOW)
+    d = volcanic.schedule(objs, off, now=NOW, bare_pods_as_groups=True)
     assert set(d.binds) == {"ns/a", "ns/b", "ns/c"} and d.bind_annotations == {}
 
 

@@ -40,10 +40,10 @@ def test_engine_does_not_bind_a_sidecar_pod_needing_more_than_the_node_has():
     """2 CPUs of containers + a 500m sidecar need 2.5 CPUs: not a 2-CPU node (two of them, so
     the queue's share is not what stops it)."""
     d = volcanic.schedule([node("a", {"cpu": "2", "memory": "8Gi"}), node("b", {"cpu": "2", "memory": "8Gi"}),
-                           pod(SIDECAR_POD)])
+                           pod(SIDECAR_POD)], bare_pods_as_groups=True)
     assert d.binds == {}
     assert d.unschedulable["ns/p"] == "0/2 nodes are unavailable: 2 Insufficient cpu."
-    d = volcanic.schedule([node("n3", {"cpu": "2500m", "memory": "8Gi"}), pod(SIDECAR_POD)])
+    d = volcanic.schedule([node("n3", {"cpu": "2500m", "memory": "8Gi"}), pod(SIDECAR_POD)], bare_pods_as_groups=True)
     assert d.binds == {"ns/p": "n3"}
 
 
@@ -72,7 +72,7 @@ CASES = {
 def test_python_pod_request_equals_the_engines(spec, expected):
     assert quantity.to_strings(quantity.pod_requests(spec)) == expected
     # The engine charges the queue exactly that, and the pod fits a node of exactly that size.
-    d = volcanic.schedule([node("exact", expected), pod(spec)])
+    d = volcanic.schedule([node("exact", expected), pod(spec)], bare_pods_as_groups=True)
     assert d.binds == {"ns/p": "exact"}
     charged = {name: q for name, q in d.queues["default"]["allocated"].items() if name != "pods"}
     assert {name: quantity.parse_quantity(q)[0] for name, q in charged.items()} == \

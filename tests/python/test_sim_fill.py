@@ -50,8 +50,10 @@ def test_fgd_keeps_cpu_pods_off_gpu_nodes_they_would_strand():
     objs = [gpu_node("a-gpu", cards=1), node("b-cpu", cpu="32", memory="64Gi"), pod("p", None, cpu="30", memory="1Gi")]
     without = fgd_conf([])
     without["tiers"][1]["plugins"].pop()
-    assert volcanic.schedule(objs, without, now=NOW).binds["ns/p"] == "a-gpu"  # the tie goes to the first name
-    d = volcanic.schedule(objs, fgd_conf([{"cpu": "4", "gpus": 1, "cores": 100, "weight": 1}]), now=NOW)
+    # the tie goes to the first name
+    assert volcanic.schedule(objs, without, now=NOW, bare_pods_as_groups=True).binds["ns/p"] == "a-gpu"
+    d = volcanic.schedule(objs, fgd_conf([{"cpu": "4", "gpus": 1, "cores": 100, "weight": 1}]), now=NOW,
+                          bare_pods_as_groups=True)
     assert d.binds["ns/p"] == "b-cpu"
 
 
@@ -62,7 +64,8 @@ def test_fgd_puts_a_share_on_the_card_it_fragments_least():
     held = gpu_pod("held", cores=60, memory=100, node_name="n1", phase="Running",
                    annotations={"volcano.sh/vgpu-ids-new": "GPU-n1-0,NVIDIA,100,60:"})
     objs = [gpu_node("n1"), held, gpu_pod("a", cores=40, memory=100)]
-    d = volcanic.schedule(objs, fgd_conf([{"cpu": "1", "gpus": 1, "cores": 50, "weight": 1}]), now=NOW)
+    d = volcanic.schedule(objs, fgd_conf([{"cpu": "1", "gpus": 1, "cores": 50, "weight": 1}]), now=NOW,
+                          bare_pods_as_groups=True)
     assert d.bind_annotations["ns/a"]["volcano.sh/vgpu-ids-new"] == "GPU-n1-0,NVIDIA,100,40:"
 
 
@@ -84,7 +87,8 @@ def random_conf(seed: int) -> dict:
 
 def test_random_fit_is_the_same_for_a_seed_and_differs_between_seeds():
     objs = [node(f"n{i}") for i in range(8)] + [pod(f"p{i}", None, cpu="1") for i in range(8)]
-    placements = [volcanic.schedule(objs, random_conf(seed), now=NOW).binds for seed in (1, 1, 2)]
+    placements = [volcanic.schedule(objs, random_conf(seed), now=NOW, bare_pods_as_groups=True).binds
+                  for seed in (1, 1, 2)]
     assert placements[0] == placements[1] != placements[2]
     assert len(set(placements[0].values())) > 1  # not one node for all: no packing
 

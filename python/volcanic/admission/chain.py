@@ -59,13 +59,24 @@ class AdmissionChain:
 
     def admit(self, operation: str, obj: Obj | None, old: Obj | None, lister: Any) -> Obj | None:
         """The object to store after mutation; raises AdmissionError on a denial."""
+        obj = self.mutate(operation, obj, old, lister)
+        self.validate(operation, obj, old, lister)
+        return obj
+
+    def mutate(self, operation: str, obj: Obj | None, old: Obj | None, lister: Any) -> Obj | None:
+        """Mutating admission alone: the object after every mutator of its kind."""
+        if obj is not None:
+            for mutate in self.rules(obj.get("kind", ""), operation, True):
+                obj = mutate(AdmissionRequest(operation, obj, old, lister))
+        return obj
+
+    def validate(self, operation: str, obj: Obj | None, old: Obj | None, lister: Any) -> None:
+        """Validating admission alone (the API server runs it after the schema check):
+        raises AdmissionError with the first denial."""
         kind = (obj or old or {}).get("kind", "")
         validators = self.rules(kind, operation, False)
-        if obj is not None:
-            for mutate in self.rules(kind, operation, True):
-                obj = mutate(AdmissionRequest(operation, obj, old, lister))
         if not validators:
-            return obj
+            return
         request = AdmissionRequest(operation, obj, old, lister)
         for validate in validators:
             message = validate(request)
@@ -73,7 +84,6 @@ class AdmissionChain:
                 meta = (obj or old or {}).get("metadata") or {}
                 raise AdmissionError(message, kind=kind, namespace=meta.get("namespace"),
                                      name=meta.get("name"))
-        return obj
 
 
 class EmptyLister:

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterable
 
+from volcanic.kube.openapi import json_type
 from volcanic.kube.quantity import parse_quantity
 
 __all__ = [
@@ -180,23 +181,7 @@ def qualified_name_errors(value: Any) -> list[str]:
 # --- Values --------------------------------------------------------------------------------
 
 
-def type_name(value: Any) -> str:
-    """The JSON type of a decoded value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return type(value).__name__
+type_name = json_type  # the JSON type of a decoded value
 
 
 _ARTICLE = {"integer": "an integer", "object": "an object", "array": "an array", "string": "a string",

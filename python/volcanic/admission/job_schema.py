@@ -1,23 +1,19 @@
-"""A Volcano Job's CRD schema (reference §3.1, "CRD/VAP-level rules"): the types of every
-field the controller and its plugins read, then the CRD's value constraints (patterns,
-enums, minimums); and the small readers the job rules share once the schema has passed.
-Messages are Kubernetes' CRD validation wording."""
+"""A Volcano Job's shape (reference §3.1, "CRD/VAP-level rules"): the types of every field the
+controller and its plugins read, so that no job rule meets a value of the wrong type; and
+the small readers the job rules share once the shape has passed. The CRD's value
+constraints are the CRD schema's (volcanic.kube.crds), which the API server (and the
+embedded cluster) checks before admission."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from volcanic.admission.common import (MapOf, check_shape, deny, dns1123_subdomain_errors, expect, invalid,
-                                       not_supported, required)
+from volcanic.admission.common import MapOf, check_shape, deny, expect, not_supported, required
 from volcanic.kube.duration import parse_duration
 
 Obj = dict[str, Any]
 
-TOPOLOGY_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")   # CRD enum
-NETWORK_TOPOLOGY_MODES = ("hard", "soft")                                       # CRD enum
-DEPENDS_ON_ITERATIONS = ("any", "all")                                          # CRD enum
-SCHEDULER_NAME_MAX = 63
-DNS1123_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+DEPENDS_ON_ITERATIONS = ("any", "all")
 
 
 def is_int(value: Any) -> bool:
@@ -123,96 +119,18 @@ def check_job_shape(job: Any) -> str | None:
     return None
 
 
-# --- CRD schema: values ---------------------------------------------------------------------
+# --- Rules beside the CRD's value constraints ------------------------------------------------
+# The CRD's value constraints (queue and priorityClassName patterns, schedulerName's length,
+# minSuccess >= 1, networkTopology's mode and highestTierAllowed, topologyPolicy's enum,
+# minPartitions >= 0, ...) are the CRD schema's (volcanic.kube.crds), checked by the API
+# server before admission with its own messages; they are not repeated here.
 
-def _crd_minimum(field: str, value: int, minimum: int) -> str:
-    return invalid(field, value, f"{field} in body should be greater than or equal to {minimum}")
-
-
-def _crd_pattern(field: str, value: str, pattern: str) -> str:
-    return invalid(field, value, f"{field} in body should match '{pattern}'")
-
-
-def validate_queue_name(job: Obj) -> str | None:
-    """reference §1.1 / §3.1 CRD: spec.queue matches the DNS-1123 subdomain pattern and has at
-    most 253 characters."""
-    queue = spec_of(job).get("queue")
-    if not isinstance(queue, str) or queue == "":
-        return None
-    if len(queue) > 253:
-        return deny("spec.queue", "Too long: may not be longer than 253")
-    if dns1123_subdomain_errors(queue):
-        return _crd_pattern("spec.queue", queue, DNS1123_SUBDOMAIN_PATTERN)
-    return None
-
-
-def validate_priority_class_name(job: Obj) -> str | None:
-    """reference §3.1 CRD: spec.priorityClassName matches the DNS-1123 subdomain pattern."""
-    name = spec_of(job).get("priorityClassName")
-    if not isinstance(name, str) or name == "":
-        return None
-    if dns1123_subdomain_errors(name):
-        return _crd_pattern("spec.priorityClassName", name, DNS1123_SUBDOMAIN_PATTERN)
-    return None
-
-
-def validate_scheduler_name(job: Obj) -> str | None:
-    """reference §1.1 CRD: spec.schedulerName has at most 63 characters."""
-    name = spec_of(job).get("schedulerName")
-    if isinstance(name, str) and len(name) > SCHEDULER_NAME_MAX:
-        return deny("spec.schedulerName", f"Too long: may not be longer than {SCHEDULER_NAME_MAX}")
-    return None
-
-
-def validate_min_success(job: Obj) -> str | None:
-    """reference §1.1 CRD: spec.minSuccess, when set, is >= 1."""
-    value = spec_of(job).get("minSuccess")
-    if is_int(value) and value < 1:
-        return _crd_minimum("spec.minSuccess", value, 1)
-    return None
-
-
-def _network_topology_field_error(topology: Any, field: str) -> str | None:
-    if not isinstance(topology, dict):
-        return None
-    mode = topology.get("mode")
-    if mode not in (None, "") and mode not in NETWORK_TOPOLOGY_MODES:
-        return not_supported(f"{field}.mode", mode, NETWORK_TOPOLOGY_MODES)
-    tier = topology.get("highestTierAllowed")
-    if is_int(tier) and tier < 0:
-        return _crd_minimum(f"{field}.highestTierAllowed", tier, 0)
-    return None
-
-
-def validate_network_topology_fields(job: Obj) -> str | None:
-    """reference §1.1 CRD: networkTopology.mode is hard or soft and highestTierAllowed >= 0,
-    for the job and for every task's partitionPolicy."""
-    message = _network_topology_field_error(spec_of(job).get("networkTopology"), "spec.networkTopology")
-    if message:
-        return message
+def validate_depends_on_iteration(job: Obj) -> str | None:
+    """volcanic's rule: a task's dependsOn.iteration is "any" or "all" (Volcano's CRD types it
+    as a plain string; its controller reads anything but "any" as "all")."""
     for i, task in enumerate(tasks_of(job)):
-        partition = task.get("partitionPolicy")
-        if isinstance(partition, dict):
-            message = _network_topology_field_error(partition.get("networkTopology"),
-                                                    f"spec.tasks[{i}].partitionPolicy.networkTopology")
-            if message:
-                return message
-    return None
-
-
-def validate_task_crd_fields(job: Obj) -> str | None:
-    """reference §1.1 CRD: per task, topologyPolicy is one of none, best-effort, restricted,
-    single-numa-node; dependsOn.iteration is any or all; partitionPolicy.minPartitions >= 0."""
-    for i, task in enumerate(tasks_of(job)):
-        policy = task.get("topologyPolicy")
-        if policy not in (None, "") and policy not in TOPOLOGY_POLICIES:
-            return not_supported(f"spec.tasks[{i}].topologyPolicy", policy, TOPOLOGY_POLICIES)
         depends = task.get("dependsOn")
         iteration = depends.get("iteration") if isinstance(depends, dict) else None
         if iteration not in (None, "") and iteration not in DEPENDS_ON_ITERATIONS:
             return not_supported(f"spec.tasks[{i}].dependsOn.iteration", iteration, DEPENDS_ON_ITERATIONS)
-        partition = task.get("partitionPolicy")
-        min_partitions = partition.get("minPartitions") if isinstance(partition, dict) else None
-        if is_int(min_partitions) and min_partitions < 0:
-            return _crd_minimum(f"spec.tasks[{i}].partitionPolicy.minPartitions", min_partitions, 0)
     return None

@@ -1,12 +1,13 @@
 """Volcano's per-task Job rules of CREATE (reference §3.1, validateJobCreate's loop over
 tasks): each takes (job, index, task) and returns None or Volcano's message. The order and
-the early stops are volcanic.admission.jobs.validate_job_create's."""
+the early stops are volcanic.admission.jobs.validate_job_create's. The task name's pattern
+and length, replicas >= 0 and minAvailable >= 0 are the CRD schema's (volcanic.kube.crds)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from volcanic.admission.common import dns1123_label_errors, go_list, invalid, qualified_name_errors, quantity
+from volcanic.admission.common import go_list, qualified_name_errors, quantity
 from volcanic.admission.job_policies import validate_policies
 from volcanic.admission.job_schema import as_int, is_int, job_name, task_name, tasks_of
 from volcanic.admission.pod_template import pod_spec, pod_template_errors
@@ -18,50 +19,32 @@ def _in_task(task: Obj, job: Obj) -> str:
     return f"in task: {task_name(task)}, job: {job_name(job)}"
 
 
-def validate_task_replicas(job: Obj, index: int, task: Obj) -> str | None:
-    """reference §3.1 CRD/VAP: task replicas >= 0."""
-    if as_int(task.get("replicas")) < 0:
-        return f"'replicas' < 0 {_in_task(task, job)}"
-    return None
-
-
 def validate_task_min_available(job: Obj, index: int, task: Obj) -> str | None:
-    """reference §3.1: 0 <= task.minAvailable <= replicas (when minAvailable is set)."""
+    """reference §3.1: task.minAvailable <= replicas (when minAvailable is set). Replicas and
+    minAvailable >= 0 are the CRD schema's (volcanic.kube.crds), as in Volcano v1.15.1."""
     value = task.get("minAvailable")
     if not is_int(value):
         return None
-    if value < 0:
-        return f"'minAvailable' < 0 {_in_task(task, job)}"
     if value > as_int(task.get("replicas")):
         return f"'minAvailable' is greater than 'replicas' {_in_task(task, job)}"
     return None
 
 
 def validate_task_partition_policy(job: Obj, index: int, task: Obj) -> str | None:
-    """reference §3.1 partitionPolicy: totalPartitions > 0 and partitionSize > 0; replicas
-    == totalPartitions*partitionSize; with minPartitions > 0 and minAvailable set,
-    minAvailable == minPartitions*partitionSize."""
+    """reference §3.1 partitionPolicy: replicas == totalPartitions*partitionSize; with
+    minPartitions > 0 and minAvailable set, minAvailable == minPartitions*partitionSize.
+    (totalPartitions and partitionSize are required and >= 1 by the CRD schema, as in
+    Volcano v1.15.1, whose webhook also checks them, unreachably, after the schema.)"""
     partition = task.get("partitionPolicy")
     if not isinstance(partition, dict):
         return None
     total, size = as_int(partition.get("totalPartitions")), as_int(partition.get("partitionSize"))
-    if total <= 0:
-        return f"'TotalPartitions' must be greater than 0 {_in_task(task, job)}"
-    if size <= 0:
-        return f"'PartitionSize' must be greater than 0 {_in_task(task, job)}"
     if as_int(task.get("replicas")) != total * size:
         return f"'Replicas' are not equal to TotalPartitions*PartitionSize {_in_task(task, job)}"
     min_partitions, min_available = as_int(partition.get("minPartitions")), task.get("minAvailable")
     if min_partitions > 0 and is_int(min_available) and min_available != min_partitions * size:
         return f"'MinAvailable' is not equal to MinPartitions*PartitionSize {_in_task(task, job)}"
     return None
-
-
-def validate_task_name(job: Obj, index: int, task: Obj) -> str | None:
-    """reference §3.1 CRD/webhook: the task name is an RFC 1123 label (at most 63 characters)."""
-    name = task.get("name")
-    errs = dns1123_label_errors(name if name is not None else "")
-    return invalid(f"spec.tasks[{index}].name", name if name is not None else "", "; ".join(errs)) if errs else None
 
 
 def validate_task_name_unique(job: Obj, index: int, task: Obj) -> str | None:

@@ -1,5 +1,8 @@
 """Volcano's Job rules of UPDATE (reference §3.1, validateJobUpdate): each returns None or
-Volcano's message; volcanic.admission.jobs.validate_job_update runs them in Volcano's order."""
+Volcano's message; volcanic.admission.jobs.validate_job_update runs them in Volcano's order.
+Volcano's webhook also refuses negative replicas and minAvailable here; the CRD schema
+(volcanic.kube.crds), which the API server checks first on every update, refuses them
+before, so those checks are the schema's alone."""
 
 from __future__ import annotations
 
@@ -15,22 +18,12 @@ UPDATE_FIELDS_MESSAGE = ("job updates may not change fields other than `minAvail
                          "`tasks[*].replicas under spec` and `PriorityClassName`")
 
 
-def validate_update_task_replicas(job: Obj) -> str | None:
-    """reference §3.1 UPDATE: every task's replicas >= 0."""
-    for task in tasks_of(job):
-        if as_int(task.get("replicas")) < 0:
-            return f"'replicas' must be >= 0 in task: {task_name(task)}"
-    return None
-
-
 def validate_update_task_min_available(job: Obj) -> str | None:
-    """reference §3.1 UPDATE: 0 <= task.minAvailable <= replicas."""
+    """reference §3.1 UPDATE: task.minAvailable <= replicas."""
     for task in tasks_of(job):
         value = task.get("minAvailable")
         if not is_int(value):
             continue
-        if value < 0:
-            return f"'minAvailable' must be >= 0 in task: {task_name(task)}"
         if value > as_int(task.get("replicas")):
             return f"'minAvailable' must be <= 'replicas' in task: {task_name(task)}"
     return None
@@ -46,12 +39,10 @@ def validate_update_partition_policy(job: Obj) -> str | None:
 
 
 def validate_update_job_min_available(job: Obj) -> str | None:
-    """reference §3.1 UPDATE: 0 <= job.minAvailable <= the total replicas."""
+    """reference §3.1 UPDATE: job.minAvailable <= the total replicas."""
     value = as_int(spec_of(job).get("minAvailable"))
     if value > sum(as_int(t.get("replicas")) for t in tasks_of(job)):
         return "job 'minAvailable' must not be greater than total replicas"
-    if value < 0:
-        return "job 'minAvailable' must be >= 0"
     return None
 
 

@@ -4,10 +4,16 @@ Validation is the union of Volcano's webhook (jobs/validate/admit_job.go, util.g
 CRD schema and ValidatingAdmissionPolicy (policy/jobs-validating.yaml), checked in the order
 the API server applies them:
 
-1. admit_job_schema (CREATE, UPDATE): the CRD schema. Types first (check_job_shape: a wrong
-   type anywhere is denied naming the field, e.g. "spec.tasks[0].replicas: must be an
-   integer, got string"), then the CRD's value constraints (patterns, enums, minimums).
-2. admit_job_create (CREATE): validateJobCreate. The first five rules end the check at once,
+0. The CRD schema (volcanic.kube.crds), which the API server checks between mutating and
+   validating admission: every minimum, maximum, pattern, enum, length and required field
+   of Volcano's CRD (job minAvailable, maxRetry, ttlSecondsAfterFinished >= 0, task
+   replicas and minAvailable >= 0, the task name pattern, volume mountPath, ...), worded
+   as the API server words them. Not repeated here, as Volcano v1.15.1's webhook does not.
+1. admit_job_schema (CREATE, UPDATE): the job's shape (check_job_shape: a wrong type
+   anywhere, pod templates included, is denied naming the field, e.g.
+   "spec.tasks[0].template.spec.containers: must be an array, got string"), so that no rule
+   below meets a value of the wrong type; then dependsOn.iteration.
+2. admit_job_create (CREATE): validateJobCreate. The first two rules end the check at once,
    as in Volcano; the others are all run and their messages joined with "; ".
 3. admit_job_update (UPDATE): validateJobUpdate against request.old; first denial wins.
 DELETE is not validated.
@@ -35,21 +41,14 @@ from volcanic.admission.job_schema import (
     spec_of,
     task_name,
     tasks_of,
-    validate_min_success,
-    validate_network_topology_fields,
-    validate_priority_class_name,
-    validate_queue_name,
-    validate_scheduler_name,
-    validate_task_crd_fields,
+    validate_depends_on_iteration,
 )
 from volcanic.admission.job_task_rules import (
     validate_pod_name,
     validate_task_min_available,
-    validate_task_name,
     validate_task_name_unique,
     validate_task_partition_policy,
     validate_task_policies,
-    validate_task_replicas,
     validate_task_template,
     validate_task_topology_policy,
 )
@@ -59,16 +58,14 @@ from volcanic.admission.job_update_rules import (
     validate_update_partition_policy,
     validate_update_task_count,
     validate_update_task_min_available,
-    validate_update_task_replicas,
 )
-from volcanic.controllers.job.plugins import PLUGINS, PluginError
 
 Obj = dict[str, Any]
 
-# Volcano's registered job plugins (pkg/controllers/job/plugins/factory.go). The webhook
-# accepts all of them; volcanic's job controller implements env, svc, ssh, tensorflow,
-# pytorch and mpi only (PLUGINS), so a job naming hcclrank or ray is admitted, as in
-# Volcano, and then fails in the controller with an "unknown plugin" PluginError.
+# Volcano's registered job plugins (pkg/controllers/job/plugins/factory.go), all of which
+# volcanic's job controller implements (volcanic.controllers.job.plugins.PLUGINS). As in
+# Volcano, only the name is checked: the plugins read their arguments leniently (an
+# unknown or malformed flag is logged and the defaults kept), so any argument list passes.
 VOLCANO_PLUGINS = ("ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "hcclrank", "ray")
 
 
@@ -95,7 +92,7 @@ def validators(conf: Any) -> list[Callable[[AdmissionRequest], "str | None"]]:
 
 
 def admit_job_schema(request: AdmissionRequest) -> str | None:
-    """reference §3.1 "CRD/VAP-level rules": the CRD's types and value constraints, on
+    """reference §3.1 "CRD/VAP-level rules": the job's types (what the rules read), on
     CREATE and UPDATE."""
     if request.operation not in ("CREATE", "UPDATE") or request.obj is None:
         return None
@@ -103,12 +100,7 @@ def admit_job_schema(request: AdmissionRequest) -> str | None:
     message = check_job_shape(job)
     if message:
         return message
-    for rule in (validate_queue_name, validate_priority_class_name, validate_scheduler_name,
-                 validate_min_success, validate_network_topology_fields, validate_task_crd_fields):
-        message = rule(job)
-        if message:
-            return message
-    return None
+    return validate_depends_on_iteration(job)
 
 
 def admit_job_create(request: AdmissionRequest) -> str | None:
@@ -126,27 +118,9 @@ def admit_job_update(request: AdmissionRequest) -> str | None:
 
 
 # --- CREATE: the rules that end the check at once ----------------------------------------
-
-def validate_job_min_available(job: Obj) -> str | None:
-    """reference §3.1 CRD/VAP: job minAvailable >= 0."""
-    if as_int(spec_of(job).get("minAvailable")) < 0:
-        return "job 'minAvailable' must be >= 0"
-    return None
-
-
-def validate_max_retry(job: Obj) -> str | None:
-    """reference §3.1 CRD/VAP: maxRetry >= 0."""
-    if as_int(spec_of(job).get("maxRetry")) < 0:
-        return "'maxRetry' cannot be less than zero"
-    return None
-
-
-def validate_ttl_seconds_after_finished(job: Obj) -> str | None:
-    """reference §3.1 CRD/VAP: ttlSecondsAfterFinished >= 0."""
-    if as_int(spec_of(job).get("ttlSecondsAfterFinished")) < 0:
-        return "'ttlSecondsAfterFinished' cannot be less than zero"
-    return None
-
+# Job minAvailable, maxRetry and ttlSecondsAfterFinished >= 0 are the CRD schema's
+# (volcanic.kube.crds, checked by the API server before admission), as in Volcano v1.15.1,
+# whose webhook dropped them (jobs/validate/admit_job.go, validateJobCreate).
 
 def validate_has_tasks(job: Obj) -> str | None:
     """reference §3.1: at least one task."""
@@ -220,23 +194,11 @@ def validate_plugins_registered(job: Obj) -> str | None:
     return None
 
 
-def validate_plugin_arguments(job: Obj) -> str | None:
-    """volcanic's addition to reference §3.1: the arguments of a plugin volcanic implements
-    parse (Volcano's plugins log a bad flag and go on with defaults; volcanic's controller
-    would fail the job on it, so it is refused here, with the plugin's message)."""
-    for name, arguments in sorted(plugins_of_job(job).items()):
-        if name in PLUGINS:
-            try:
-                PLUGINS[name](arguments or [])
-            except PluginError as e:
-                return str(e)
-    return None
-
-
 def validate_volumes(job: Obj) -> str | None:
-    """reference §3.1 volumes: mountPath is required and unique; exactly one of volumeClaim
-    and volumeClaimName; volumeClaimName is a valid PersistentVolumeClaim name. The first
-    error only, as Volcano's validateIO."""
+    """reference §3.1 volumes: mountPath is unique; exactly one of volumeClaim and
+    volumeClaimName; volumeClaimName is a valid PersistentVolumeClaim name. The first error
+    only, as Volcano's validateIO. (A missing or empty mountPath is the CRD schema's:
+    required, minLength 1.)"""
     seen: set[str] = set()
     volumes = spec_of(job).get("volumes")
     for volume in volumes if isinstance(volumes, list) else []:
@@ -244,8 +206,6 @@ def validate_volumes(job: Obj) -> str | None:
             continue
         path, claim = volume.get("mountPath") or "", volume.get("volumeClaim")
         claim_name = volume.get("volumeClaimName") or ""
-        if not path:
-            return "mountPath is required"
         if path in seen:
             return f"duplicated mountPath: {path}"
         if claim is None and not claim_name:
@@ -335,13 +295,11 @@ def validate_network_topology(job: Obj) -> str | None:
 
 # --- CREATE: validateJobCreate --------------------------------------------------------------
 
-FIRST_RULES = (validate_job_min_available, validate_max_retry, validate_ttl_seconds_after_finished,
-               validate_has_tasks, validate_mpi_master_task)
-TASK_RULES = (validate_task_replicas, validate_task_min_available, validate_task_partition_policy,
-              validate_task_name, validate_task_name_unique, validate_task_policies, validate_pod_name,
-              validate_task_template, validate_task_topology_policy)
-JOB_RULES = (validate_job_name, validate_total_replicas, validate_job_policies,
-             validate_plugins_registered, validate_plugin_arguments, validate_volumes)
+FIRST_RULES = (validate_has_tasks, validate_mpi_master_task)
+TASK_RULES = (validate_task_min_available, validate_task_partition_policy, validate_task_name_unique,
+              validate_task_policies, validate_pod_name, validate_task_template, validate_task_topology_policy)
+JOB_RULES = (validate_job_name, validate_total_replicas, validate_job_policies, validate_plugins_registered,
+             validate_volumes)
 
 
 def validate_job_create(job: Obj, lister: Any = None) -> str | None:
@@ -382,7 +340,7 @@ def validate_job_create(job: Obj, lister: Any = None) -> str | None:
 
 def validate_job_update(old: Obj, new: Obj) -> str | None:
     """reference §3.1 UPDATE, in Volcano's order; the first denial is the answer."""
-    for rule in (validate_update_task_replicas, validate_update_task_min_available,
+    for rule in (validate_update_task_min_available,
                  validate_update_partition_policy, validate_update_job_min_available,
                  validate_network_topology):
         message = rule(new)

@@ -79,12 +79,11 @@ def podgroup_queue_from_namespace(request: AdmissionRequest) -> Obj:
 
 # --- Validation (reference §3.4 "validate (CREATE)") ----------------------------------------
 
-def _min_zero_int32(value: Any, field: str) -> str | None:
+def _int32(value: Any, field: str) -> str | None:
+    """An integer that fits in 32 bits (minMember >= 0 is the CRD schema's, volcanic.kube.crds)."""
     message = expect(value, "integer", field)
     if message:
         return message
-    if value < 0:
-        return invalid(field, value, f"{field} in body should be greater than or equal to 0")
     if value > _INT32_MAX:
         return invalid(field, value, "must fit in a 32-bit integer")
     return None
@@ -92,14 +91,14 @@ def _min_zero_int32(value: Any, field: str) -> str | None:
 
 _TOPOLOGY = {"mode": "string", "highestTierAllowed": "integer", "highestTierName": "string"}
 _SHAPE = {
-    "spec": {"queue": "string", "minMember": _min_zero_int32, "networkTopology": _TOPOLOGY,
+    "spec": {"queue": "string", "minMember": _int32, "networkTopology": _TOPOLOGY,
              "subGroupPolicy": [{"name": "string", "networkTopology": _TOPOLOGY}]},
 }
 
 
 def podgroup_well_formed(request: AdmissionRequest) -> str | None:
     """§3 intro (the CRD schema the API server decodes with): spec.queue a string, minMember
-    an int32 >= 0, networkTopology and each subGroupPolicy's an object whose
+    an int32, networkTopology and each subGroupPolicy's an object whose
     highestTierAllowed is an integer and highestTierName a string (CREATE). A spec that is
     not an object is left to the API server, which refuses it."""
     if request.operation != "CREATE":

@@ -4,6 +4,7 @@ the real-cluster commands."""
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import os
 import signal
@@ -14,7 +15,8 @@ from urllib.parse import urlparse
 
 def _client(args: argparse.Namespace):
     from volcanic.real.client import KubeClient
-    return KubeClient(args.kubeconfig)
+    return KubeClient(args.kubeconfig, qps=getattr(args, "kube_api_qps", None),
+                      burst=getattr(args, "kube_api_burst", None))
 
 
 def _log_setup() -> None:
@@ -56,13 +58,15 @@ def _controller_manager(process, store, args):
                      ControllerManager(store, process.health, process.registry).run)
 
 
-def _webhook(process, store, args, listen: str, url: str | None, register: bool):
+def _webhook(process, store, args, listen: str, url: str | None, register: bool, unregister_on_stop: bool = False):
+    """The webhook component; with `unregister_on_stop` (`up`) it removes its registrations
+    when the process stops cleanly."""
     from volcanic.real.components import Component
     from volcanic.real.webhook import WebhookDaemon
     tls = (args.tls_cert, args.tls_key) if getattr(args, "tls_cert", None) else None
     daemon = WebhookDaemon(store, listen, url, tls, admission_conf(args), process.health,
                            paths=_admissions(args), register=register, limits=webhook_limits(args))
-    return Component("webhook", None, daemon.run)
+    return Component("webhook", None, daemon.run, on_clean_stop=daemon.unregister if unregister_on_stop else None)
 
 
 def admission_conf(args: argparse.Namespace):
@@ -70,7 +74,65 @@ def admission_conf(args: argparse.Namespace):
     return AdmissionConf(scheduler_names=tuple(getattr(args, "scheduler_name", None) or ["volcano"]),
                          max_queue_depth=getattr(args, "max_queue_depth", 5),
                          root_queue_protection=getattr(args, "enable_root_queue_protection", True),
-                         queue_allocated_pods_check=getattr(args, "enable_queue_allocated_pods_check", False))
+                         queue_allocated_pods_check=getattr(args, "enable_queue_allocated_pods_check", False),
+                         feature_gates=enabled_gates(getattr(args, "feature_gates", None) or {}))
+
+
+# Volcano v1.15.1's feature gates (pkg/features/volcano_features.go) and their defaults; the
+# webhook acts on SchedulingGatesQueueAdmission (pods.py: the queue-allocation gate), the
+# others belong to components that volcanic runs with them always at their default.
+FEATURE_GATES = {
+    "WorkLoadSupport": True, "VolcanoJobSupport": True, "PodDisruptionBudgetsSupport": True,
+    "QueueCommandSync": True, "PriorityClass": True, "CSIStorage": False, "ResourceTopology": True,
+    "CronVolcanoJobSupport": True, "SchedulingGatesQueueAdmission": False,
+}
+WEBHOOK_GATES = ("SchedulingGatesQueueAdmission",)  # the gates the webhook reads
+_GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+             "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
+
+
+def feature_gates(text: str) -> dict[str, bool]:
+    """`--feature-gates` as Kubernetes' component-base parses it: `Name=true,Other=false`,
+    spaces around names and values ignored, empty items skipped, values as Go's
+    strconv.ParseBool reads them; only Volcano's gate names."""
+    gates: dict[str, bool] = {}
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        name, sep, value = (part.strip() for part in item.partition("="))
+        if not sep:
+            raise argparse.ArgumentTypeError(f"missing bool value for {name}")
+        if name not in FEATURE_GATES:
+            raise argparse.ArgumentTypeError(f"unrecognized feature gate: {name} (known: {', '.join(FEATURE_GATES)})")
+        if value not in _GO_BOOLS:
+            raise argparse.ArgumentTypeError(f"invalid value of {name}={value}: must be true or false")
+        gates[name] = _GO_BOOLS[value]
+    return gates
+
+
+def enabled_gates(given: dict[str, bool]) -> frozenset[str]:
+    """The names of the gates that are on: the given values over Volcano's defaults."""
+    return frozenset(name for name, default in FEATURE_GATES.items() if given.get(name, default))
+
+
+def add_feature_gates_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--feature-gates", type=feature_gates, metavar="NAME=BOOL,...",
+                        help="Volcano's feature gates for the webhook, e.g. SchedulingGatesQueueAdmission=true "
+                        "(Alpha, off by default): pods annotated scheduling.volcano.sh/queue-allocation-gate: "
+                        "\"true\" get that scheduling gate; see docs/admission.md")
+
+
+def _warn_inert_gates(args: argparse.Namespace) -> None:
+    """A gate set away from its default that the webhook does not read is said so in the log."""
+    _log_setup()
+    log = logging.getLogger("volcanic.webhook")
+    for name, on in (getattr(args, "feature_gates", None) or {}).items():
+        if name not in WEBHOOK_GATES and on != FEATURE_GATES[name]:
+            log.warning("feature gate %s=%s has no effect in volcanic's webhook (the other components keep its "
+                        "default)", name, str(on).lower())
+    if (getattr(args, "feature_gates", None) or {}).get("SchedulingGatesQueueAdmission"):
+        log.warning("SchedulingGatesQueueAdmission: volcanic's scheduler does not lift the queue-allocation gate "
+                    "yet; pods that opt in wait until it is removed")
 
 
 def _positive_duration(text: str) -> float:
@@ -87,6 +149,33 @@ def positive_int(text: str) -> int:
     if not (text.strip().isascii() and text.strip().isdigit()) or int(text) <= 0:
         raise argparse.ArgumentTypeError(f"must be a whole number more than 0, got {text!r}")
     return int(text)
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number more than 0, got {text!r}")
+    return value
+
+
+# --kube-api-qps/--kube-api-burst defaults per command: Volcano v1.15.1's
+# (cmd/scheduler/app/options/options.go: 2000/2000; cmd/controller-manager/app/options and
+# cmd/webhook-manager/app/options: 50/100). `up` runs the three on one client: the scheduler's.
+KUBE_API_LIMITS = {"scheduler": (2000.0, 2000), "controller-manager": (50.0, 100), "webhook": (50.0, 100),
+                   "up": (2000.0, 2000)}
+
+
+def add_kube_api_flags(parser: argparse.ArgumentParser, command: str) -> None:
+    """client-go's client-side rate limit (rest.Config QPS/Burst) for every request of the
+    process, as Volcano's components take it."""
+    qps, burst = KUBE_API_LIMITS[command]
+    parser.add_argument("--kube-api-qps", type=positive_float, default=qps, help="requests a second to the API "
+                        f"server, on average (default {qps:g}, as Volcano's {command})")
+    parser.add_argument("--kube-api-burst", type=positive_int, default=burst, help="requests to the API server at "
+                        f"once before --kube-api-qps paces them (default {burst})")
 
 
 # The webhook's connection limits (volcanic.admission.http_server.Limits) by flag: (type, help).
@@ -112,9 +201,15 @@ def webhook_limits(args: argparse.Namespace) -> dict:
 
 
 def _admissions(args: argparse.Namespace) -> tuple[str, ...]:
+    """--enabled-admission, else Volcano's chart's paths, and /pods/mutate, which applies it,
+    when SchedulingGatesQueueAdmission is on."""
     from volcanic.real.registrations import DEFAULT_ADMISSIONS
     text = getattr(args, "enabled_admission", None)
-    return tuple(p.strip() for p in text.split(",") if p.strip()) if text else DEFAULT_ADMISSIONS
+    if text:
+        return tuple(p.strip() for p in text.split(",") if p.strip())
+    if "SchedulingGatesQueueAdmission" in admission_conf(args).feature_gates:
+        return (*DEFAULT_ADMISSIONS, "/pods/mutate")
+    return DEFAULT_ADMISSIONS
 
 
 def _run(args: argparse.Namespace, make) -> int:
@@ -141,21 +236,46 @@ def _cmd_controller_manager(args: argparse.Namespace) -> int:
 
 def cmd_cluster_webhook(args: argparse.Namespace) -> int:
     """`volcanic webhook` with --register or --kubeconfig: admission reading the cluster."""
+    _warn_inert_gates(args)
     return _run(args, lambda process, store: [_webhook(process, store, args, args.listen, args.url, args.register)])
+
+
+def webhook_listen(url: str | None) -> str:
+    """Where `up`'s webhook listens (HOST:PORT) for the URL the API server is given: on the
+    URL's address when it names one (127.0.0.1 keeps it on this machine; `localhost` is
+    127.0.0.1), on every address for a host name, which may reach this machine by any of
+    them, or for the Service (no URL). Port 8443 unless the URL names one."""
+    from volcanic.errors import ConfigError
+    parsed = urlparse(url) if url else None
+    try:
+        port = (parsed.port if parsed else None) or 8443
+    except ValueError as e:
+        raise ConfigError(f"--webhook-url {url!r}: {e}") from None
+    host = (parsed.hostname or "") if parsed else ""
+    if host == "localhost":
+        return f"127.0.0.1:{port}"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return f"0.0.0.0:{port}"
+    if address.version != 4:
+        raise ConfigError(f"--webhook-url {url!r}: the webhook listens on IPv4 only; give an IPv4 address")
+    return f"{address}:{port}"
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
     from volcanic.real.install import install, installed
-    client = _client(args)
-    if not installed(client):
-        install(client, log=lambda s: print(s, file=sys.stderr))
     # Outside a cluster the API server calls the webhook on this machine; in a pod, through
     # the Service (`install --print --all` has one).
     url = args.webhook_url or (None if os.environ.get("KUBERNETES_SERVICE_HOST") else "https://127.0.0.1:8443")
-    port = (urlparse(url).port if url else None) or 8443
+    listen = webhook_listen(url)
+    _warn_inert_gates(args)
+    client = _client(args)
+    if not installed(client):
+        install(client, log=lambda s: print(s, file=sys.stderr))
     return _run(args, lambda process, store: [
         _scheduler(process, store, args), _controller_manager(process, store, args),
-        _webhook(process, store, args, f"0.0.0.0:{port}", url, register=True)])
+        _webhook(process, store, args, listen, url, register=True, unregister_on_stop=True)])
 
 
 def _cmd_dev_cluster(args: argparse.Namespace) -> int:
@@ -215,13 +335,19 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     u = sub.add_parser("up", parents=[_daemon_flags(), _scheduler_flags()], help="install if needed, then run the "
                        "scheduler, the controller-manager and the webhook in one process")
     u.add_argument("--webhook-url", help="where the API server calls the webhook (default https://127.0.0.1:8443; "
-                   "in a pod, the volcano-admission-service Service)")
+                   "in a pod, the volcano-admission-service Service); the webhook listens on its address "
+                   "(on all addresses for a host name or the Service), and its registrations are removed "
+                   "when `up` is stopped")
+    add_feature_gates_flag(u)
+    add_kube_api_flags(u, "up")
     u.set_defaults(func=_cmd_up)
     s = sub.add_parser("scheduler", parents=[_daemon_flags(), _scheduler_flags()], help="run the scheduler on a "
                        "cluster (Volcano's vc-scheduler)")
+    add_kube_api_flags(s, "scheduler")
     s.set_defaults(func=_cmd_scheduler)
     c = sub.add_parser("controller-manager", parents=[_daemon_flags()], help="run the job, PodGroup, queue and GC "
                        "controllers on a cluster as a kopf operator (Volcano's vc-controller-manager)")
+    add_kube_api_flags(c, "controller-manager")
     c.set_defaults(func=_cmd_controller_manager)
     d = sub.add_parser("dev-cluster", help="a real cluster on this machine: etcd, kube-apiserver, "
                        "kube-controller-manager and kwok, built once from the Go module proxy")

@@ -10,8 +10,8 @@ from typing import Any, Sequence
 
 import yaml
 
-from volcanic.cli.kube import (add_commands, add_limit_flags, admission_conf, cmd_cluster_webhook, kubeconfig_flag,
-                               positive_int, webhook_limits)
+from volcanic.cli.kube import (add_commands, add_feature_gates_flag, add_kube_api_flags, add_limit_flags,
+                               admission_conf, cmd_cluster_webhook, kubeconfig_flag, positive_int, webhook_limits)
 from volcanic.cli.simulate import add_simulate
 from volcanic.cluster.cluster import documents
 from volcanic.errors import AdmissionError, ConfigError, InvalidObject, PluginError
@@ -48,7 +48,7 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
     if args.conf:
         with open(args.conf) as f:
             conf = f.read()
-    d = schedule(_load_objects(args.files), conf, now=args.now)
+    d = schedule(_load_objects(args.files), conf, now=args.now, bare_pods_as_groups=args.bare_pods_as_groups)
     if args.json:
         print(json.dumps(d.outcome(), indent=2, sort_keys=True))
         return 0
@@ -215,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--conf", help="a volcano-scheduler.conf file (default: Volcano's default)")
     s.add_argument("--now", type=float, default=None, help="session time, seconds since the epoch")
     s.add_argument("--json", action="store_true", help="print the decisions as JSON")
+    s.add_argument("--bare-pods-as-groups", action="store_true",
+                   help="a volcano pod without a PodGroup is its own group of one (default: it waits for its "
+                   "PodGroup, as in Volcano)")
     s.set_defaults(func=_cmd_schedule)
     b = sub.add_parser("bench", help="time one session on a synthetic cluster")
     b.add_argument("--preset", choices=["small", "medium", "large", "e2e-small", "e2e-medium", "admission",
@@ -256,7 +259,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="refuse changes to the root queue's resources (default on)")
     w.add_argument("--enable-queue-allocated-pods-check", action="store_true",
                    help="refuse to delete a queue with allocated pods")
+    add_feature_gates_flag(w)
     add_limit_flags(w)
+    add_kube_api_flags(w, "webhook")
     w.set_defaults(func=_cmd_webhook)
     add_simulate(sub)
     add_commands(sub)

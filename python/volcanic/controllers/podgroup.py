@@ -5,7 +5,8 @@ no `scheduling.k8s.io/group-name` annotation (a Volcano Job's pods always have o
 creates PodGroup `podgroup-<controller owner uid>`, or `podgroup-<pod uid>` for a pod
 without a controller owner, unless it exists, then updates the pod with its group-name annotation:
 - minMember: the owner's `scheduling.volcano.sh/group-min-member` annotation, else 1;
-- minResources: the pod's requests x minMember (util.CalTaskRequests), see pod_requests();
+- minResources: the pod's ResourceQuota usage x minMember (util.CalTaskRequests over
+  util.GetPodQuotaUsage), see quota_usage();
 - queue: the pod's `scheduling.volcano.sh/queue-name` annotation, else "default";
 - priorityClassName: the pod's;
 - annotations: the owners' `volcano.sh/*` annotations (--inherit-owner-annotations, on by
@@ -16,21 +17,29 @@ without a controller owner, unless it exists, then updates the pod with its grou
 - ownerReferences: the pod's, when one of them is the controller, else a controller
   reference to the pod itself (so the PodGroup goes with the pod);
 - status.phase Pending.
-Owners are read from the store when their kind is one it keeps (ReplicaSet, StatefulSet,
-DaemonSet, batch/v1 Job); the embedded cluster keeps none of them today, so minMember is 1.
+Owners' annotations are read from the informers for the kinds they cache (ReplicaSet,
+StatefulSet); DaemonSets and batch/v1 Jobs are not kept, so their pods get minMember 1.
 
-Deviation: Volcano's minResources is the ResourceQuota usage of the pod (GetPodQuotaUsage),
-which besides the compute requests holds object counts and quota names (count/pods, pods,
-requests.cpu, limits.cpu, ...). Only the compute resources are written here: the scheduler
-would read the others as extended resources that no node has.
+Workloads (Volcano's WorkLoadSupport feature gate, on by default; pg_controller_handler.go
+addReplicaSet/addStatefulSet): on a ReplicaSet or StatefulSet add or update,
+- with spec.replicas 0 its PodGroup `podgroup-<its uid>` is deleted: a Deployment's old
+  ReplicaSet stays (revision history) after a rolling update, and its PodGroup would
+  otherwise keep its queue's minResources reserved;
+- with replicas above 0, the first pod its selector's matchLabels select (a StatefulSet's
+  also by `controller-revision-hash` = status.updateRevision), if it is Volcano's and has
+  no group yet, gets its PodGroup created, or the existing one's spec, labels and
+  annotations rebuilt from it (createOrUpdateNormalPodPG: a changed group-min-member).
+A PodGroup that appears after its owner went to 0 (its create was still on its way) is
+deleted when it does.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Hashable
+from typing import Any, Hashable
 
 from volcanic.kube import quantity
+from volcanic.controllers.events import controller_manager_recorder
 from volcanic.controllers.keys import (
     COOLDOWN_TIME,
     GROUP_NAME,
@@ -41,7 +50,7 @@ from volcanic.controllers.keys import (
     SCHEDULING_API_VERSION,
 )
 from volcanic.controllers.runtime import Context, Controller
-from volcanic.kube.errors import AdmissionError, StoreError
+from volcanic.kube.errors import AdmissionError, InvalidObject, NotFound, StoreError
 from volcanic.kube.informers import Handler
 from volcanic.kube.kinds import KINDS
 from volcanic.kube.objects import Obj, clone
@@ -52,31 +61,112 @@ PG_PREFIX = "podgroup-"
 ANNOTATION_PREFIX = "volcano.sh/"
 TOPOLOGY_MODE = "volcano.sh/network-topology-mode"
 TOPOLOGY_TIER = "volcano.sh/network-topology-highest-tier"
+WORKLOADS = ("ReplicaSet", "StatefulSet")  # watched under WorkLoadSupport
+REVISION_HASH = "controller-revision-hash"  # a StatefulSet pod's revision label
 # Owner kinds whose annotations are inherited (getAnnotationsFromUpperRes), by API group.
 OWNER_KINDS = {"ReplicaSet": "apps/", "DaemonSet": "apps/", "StatefulSet": "apps/", "Job": "batch/"}
 
 
-def _quota_tracked(name: str) -> bool:
-    """The compute resources quota's PodUsageFunc reports (podComputeUsageHelper): cpu,
-    memory, ephemeral-storage, hugepages-* and extended resources."""
-    if name in ("cpu", "memory", "ephemeral-storage") or name.startswith("hugepages-"):
-        return True
-    return "/" in name and not name.startswith("requests.") and "kubernetes.io/" not in name
+# The compute resources whose request ResourceQuota counts under both the plain and the
+# `requests.` name, and whose limit under `limits.` (podComputeUsageHelper).
+_COMPUTE = ("cpu", "memory", "ephemeral-storage")
+_ONE = (1000, "DecimalSI")  # one object, in milli-units
 
 
-def pod_requests(pod: Obj) -> dict[str, tuple[int, str]]:
-    """GetPodQuotaUsage's compute resources: the pod's requests (milli-units, format), nothing
-    for a terminal pod. The quota's object counts (count/pods, pods, requests.*, limits.*) are
-    left out: see the module docstring."""
-    if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-        return {}
-    return {name: q for name, q in quantity.pod_requests_milli(pod.get("spec") or {}).items() if _quota_tracked(name)}
+def _native(name: str) -> bool:
+    """k8s v1helper.IsNativeResource: no domain, or a kubernetes.io one."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def _extended(name: str) -> bool:
+    """v1helper.IsExtendedResourceName: a resource of another domain (nvidia.com/gpu), which
+    quota names `requests.<name>`."""
+    return not _native(name) and not name.startswith("requests.")
+
+
+def _limits_spec(spec: Obj) -> Obj:
+    """The spec with each container's limits as its requests and no overhead: what the
+    engine's request rule sums and maxes over it is Kubernetes' PodLimits before overhead."""
+    def as_requests(c: Any) -> Any:
+        if not isinstance(c, dict):
+            return c
+        out: Obj = {"name": c.get("name", "")}
+        if "restartPolicy" in c:
+            out["restartPolicy"] = c["restartPolicy"]  # sidecars are summed, as for requests
+        limits = (c.get("resources") or {}).get("limits")
+        if limits:
+            out["resources"] = {"requests": limits}
+        return out
+    return {field: [as_requests(c) for c in spec[field]] for field in ("containers", "initContainers")
+            if isinstance(spec.get(field), list)}
+
+
+def _has_limits(spec: Obj) -> bool:
+    """Whether a container or init container sets limits (requests were read first, so the
+    lists are lists)."""
+    for field in ("containers", "initContainers"):
+        for c in spec.get(field) or ():
+            resources = c.get("resources") if isinstance(c, dict) else None
+            if isinstance(resources, dict) and resources.get("limits"):
+                return True
+    return False
+
+
+def pod_limits(spec: Obj, where: str = "spec") -> dict[str, tuple[int, str]]:
+    """resourcehelper.PodLimits: the containers' limits summed (sidecars too), at least each
+    init container's, plus the overhead of the resources that have a limit."""
+    if not _has_limits(spec):
+        return {}  # the usual case: no need to ask the engine
+    limits = quantity.pod_requests_milli(_limits_spec(spec), where)
+    overhead = quantity.pod_requests_milli({"overhead": spec["overhead"]}, where) if spec.get("overhead") else {}
+    for name, (milli, _) in overhead.items():
+        if name in limits:
+            limits[name] = (limits[name][0] + milli, limits[name][1])
+    return limits
+
+
+def quota_usage(spec: Obj, terminal: bool = False, where: str = "spec") -> dict[str, tuple[int, str]]:
+    """util.GetPodQuotaUsage (milli-units, format): the pod's ResourceQuota usage
+    (k8s quota/v1/evaluator/core/pods.go PodUsageFunc) as Volcano's controllers write it into
+    PodGroup minResources: `count/pods` always; unless the pod is terminal also `pods`, each
+    of cpu, memory and ephemeral-storage under its plain and `requests.` names with its
+    `limits.` one, hugepages under both names, and an extended resource as `requests.<name>`
+    and (Volcano's addition) as `<name>`. The scheduler reads only what it schedules on
+    (Volcano's api.NewResource drops count/*, requests.* and limits.*)."""
+    usage = {"count/pods": _ONE}
+    if terminal:
+        return usage
+    requests = quantity.pod_requests_milli(spec, where)
+    limits = pod_limits(spec, where)
+    usage["pods"] = _ONE
+    for name in _COMPUTE:
+        if name in requests:
+            usage[name] = usage["requests." + name] = requests[name]
+        if name in limits:
+            usage["limits." + name] = limits[name]
+    for name, q in requests.items():
+        if name.startswith("hugepages-") or _extended(name):
+            usage[name] = usage["requests." + name] = q
+    return usage
+
+
+def pod_quota_usage(pod: Obj) -> dict[str, tuple[int, str]]:
+    """quota_usage of a pod: a Succeeded or Failed one counts only as an object."""
+    terminal = (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+    return quota_usage(pod.get("spec") or {}, terminal)
 
 
 def min_resources(pod: Obj, min_member: int) -> dict[str, str]:
-    """util.CalTaskRequests: the pod's requests added min_member times."""
-    return {name: quantity.format_nanos(milli * min_member * 1_000_000, fmt)
-            for name, (milli, fmt) in sorted(pod_requests(pod).items()) if min_member > 0}
+    """util.CalTaskRequests: the pod's quota usage added min_member times (nothing for 0)."""
+    if min_member <= 0:
+        return {}
+    texts: dict[tuple[int, str], str] = {}  # cpu and requests.cpu share one value: format it once
+    out = {}
+    for name, q in sorted(pod_quota_usage(pod).items()):
+        if q not in texts:
+            texts[q] = quantity.format_nanos(q[0] * min_member * 1_000_000, q[1])
+        out[name] = texts[q]
+    return out
 
 
 def podgroup_name(pod: Obj) -> str:
@@ -110,7 +200,46 @@ def _network_topology(annotations: dict[str, str]) -> Obj | None:
     return topology
 
 
+def _replicas(workload: Obj) -> int:
+    """spec.replicas, 1 when absent (the API server's default); not an integer is an
+    InvalidObject naming the workload and the field."""
+    value = (workload.get("spec") or {}).get("replicas", 1)
+    if isinstance(value, bool) or not isinstance(value, int):
+        meta = workload["metadata"]
+        raise InvalidObject(f"{workload.get('kind')} {meta.get('namespace')}/{meta['name']}: spec.replicas: "
+                            f"must be an integer, got {value!r}")
+    return value
+
+
+def _selected_labels(workload: Obj) -> dict[str, str]:
+    """The labels a workload's pods carry, for addReplicaSet/addStatefulSet's pod lookup: its
+    selector's matchLabels, and a StatefulSet's current revision (controller-revision-hash)."""
+    selector = ((workload.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    labels = dict(selector) if isinstance(selector, dict) else {}
+    if labels and workload.get("kind") == "StatefulSet":
+        labels[REVISION_HASH] = str((workload.get("status") or {}).get("updateRevision") or "")
+    return labels
+
+
+def _workload_owner(pg: Obj) -> tuple[str, str] | None:
+    """(kind, name) of a PodGroup's controller owner when it is a ReplicaSet or StatefulSet."""
+    for ref in pg["metadata"].get("ownerReferences") or []:
+        apps = str(ref.get("apiVersion", "")).startswith("apps/")
+        if ref.get("controller") and ref.get("kind") in WORKLOADS and apps:
+            return ref["kind"], str(ref.get("name", ""))
+    return None
+
+
+def _differs(have: Obj, want: Obj) -> bool:
+    """Whether a PodGroup's spec, labels or annotations differ from those built for it."""
+    if (have.get("spec") or {}) != want["spec"]:
+        return True
+    return any((have["metadata"].get(f) or {}) != (want["metadata"].get(f) or {}) for f in ("labels", "annotations"))
+
+
 class PodGroupController(Controller):
+    """Requests are ("Pod", namespace, name) and ("ReplicaSet" | "StatefulSet", namespace, name)."""
+
     name = "pg-controller"
     inherit_owner_annotations = True  # --inherit-owner-annotations
 
@@ -118,26 +247,75 @@ class PodGroupController(Controller):
         super().__init__(ctx)
 
     def handlers(self) -> dict[str, Handler]:
-        return {"Pod": Handler(on_add=self._pod_added)}
+        workload = Handler(on_add=self._workload_changed, on_update=lambda _old, new: self._workload_changed(new))
+        return {"Pod": Handler(on_add=self._pod_added), "ReplicaSet": workload, "StatefulSet": workload,
+                "PodGroup": Handler(on_add=self._podgroup_added)}
 
     def _pod_added(self, pod: Obj) -> None:
-        self.queue.add((pod["metadata"]["namespace"], pod["metadata"]["name"]))
+        self.queue.add(("Pod", pod["metadata"]["namespace"], pod["metadata"]["name"]))
+
+    def _workload_changed(self, workload: Obj) -> None:
+        self.queue.add((workload["kind"], workload["metadata"]["namespace"], workload["metadata"]["name"]))
+
+    def _podgroup_added(self, pg: Obj) -> None:
+        """A workload's PodGroup may arrive after the workload went to 0 replicas: look again."""
+        owner = _workload_owner(pg)
+        if owner is not None:
+            self.queue.add((owner[0], pg["metadata"]["namespace"], owner[1]))
 
     def process(self, request: Hashable) -> None:
-        namespace, name = request
+        kind, namespace, name = request
+        if kind != "Pod":
+            self._sync_workload(kind, namespace, name)
+            return
         pod = self.ctx.lister.get("Pod", name, namespace)
-        if pod is None:
-            return
-        if (pod.get("spec") or {}).get("schedulerName") not in self.ctx.scheduler_names:
-            return
-        if (pod["metadata"].get("annotations") or {}).get(GROUP_NAME):
+        if pod is None or not self._needs_group(pod):
             return
         try:
             self._create_podgroup(pod)
         except AdmissionError:
             self.retry_later(request)  # Volcano's rate limiter (5 ms doubling, up to 1000 s), forever
             return
+        except ValueError as e:  # a pod admission would have refused (a negative request): told on it
+            controller_manager_recorder(self.ctx).event(pod, "Warning", "PodGroupError",
+                                                         f"no PodGroup made for the pod: {e}")
         self.forget(request)
+
+    def _needs_group(self, pod: Obj) -> bool:
+        """A pod of Volcano's schedulers that no PodGroup has yet."""
+        if (pod.get("spec") or {}).get("schedulerName") not in self.ctx.scheduler_names:
+            return False
+        return not (pod["metadata"].get("annotations") or {}).get(GROUP_NAME)
+
+    def _sync_workload(self, kind: str, namespace: str, name: str) -> None:
+        """addReplicaSet / addStatefulSet (see the module docstring)."""
+        workload = self.ctx.lister.get(kind, name, namespace)
+        if workload is None:
+            return
+        if _replicas(workload) == 0:
+            pg_name = PG_PREFIX + str(workload["metadata"].get("uid", ""))
+            if self.ctx.lister.get("PodGroup", pg_name, namespace) is not None:
+                try:
+                    self.ctx.store.delete("PodGroup", pg_name, namespace)
+                except NotFound:
+                    pass
+            return
+        pod = self._first_pod(namespace, _selected_labels(workload))
+        if pod is None or not self._needs_group(pod):
+            return
+        try:
+            self._create_or_update_podgroup(pod)
+        except AdmissionError:
+            pass  # a refused create: the pod's own request retries it, with back-off
+
+    def _first_pod(self, namespace: str, labels: dict[str, str]) -> Obj | None:
+        """The first pod by name (an API list's order) carrying all of `labels`; None for an
+        empty selector, which selects nothing here."""
+        if not labels:
+            return None
+        pods = [p for p in self.ctx.lister.list("Pod", namespace)
+                if labels.items() <= (p["metadata"].get("labels") or {}).items()]
+        return min(pods, key=lambda p: p["metadata"]["name"], default=None)
 
     def _create_podgroup(self, pod: Obj) -> None:
         """createNormalPodPGIfNotExist."""
@@ -148,6 +326,27 @@ class PodGroupController(Controller):
             except StoreError as e:
                 if e.reason != "AlreadyExists":
                     raise
+        self._annotate_pod(pod, pg_name)
+
+    def _create_or_update_podgroup(self, pod: Obj) -> None:
+        """createOrUpdateNormalPodPG: an existing PodGroup takes the spec, labels and
+        annotations built from the pod when they differ (shouldUpdateExistingPodGroup)."""
+        namespace, pg_name = pod["metadata"]["namespace"], podgroup_name(pod)
+        have = self.ctx.lister.get("PodGroup", pg_name, namespace)
+        if have is None:
+            self._create_podgroup(pod)
+            return
+        want = self.build_podgroup(pod, pg_name)
+        if not _differs(have, want):
+            self._annotate_pod(pod, pg_name)
+            return
+        new = clone(have)
+        new["spec"] = want["spec"]
+        for field in ("labels", "annotations"):
+            new["metadata"].pop(field, None)
+            if field in want["metadata"]:
+                new["metadata"][field] = want["metadata"][field]
+        self.ctx.store.update(new)
         self._annotate_pod(pod, pg_name)
 
     def build_podgroup(self, pod: Obj, pg_name: str) -> Obj:
@@ -193,7 +392,7 @@ class PodGroupController(Controller):
                 continue
             if not (ref.get("apiVersion") or "").startswith(group) or not KINDS[kind].api_version.startswith(group):
                 continue  # e.g. kind Job here is Volcano's Job, not batch/v1
-            owner = self.ctx.store.get(kind, name, pod["metadata"]["namespace"])
+            owner = self.ctx.lister.get(kind, name, pod["metadata"]["namespace"])
             for k, v in ((owner or {}).get("metadata", {}).get("annotations") or {}).items():
                 out.setdefault(k, v)
         return out

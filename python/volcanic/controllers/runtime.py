@@ -71,6 +71,29 @@ def backoff_seconds(failures: int, cap: float = 1000.0) -> float:
     return min(0.005 * 2.0 ** min(max(failures - 1, 0), 40), cap)
 
 
+RETRY_QPS, RETRY_BURST = 10.0, 100  # client-go's DefaultControllerRateLimiter's overall bucket
+
+
+class RetryBucket:
+    """The overall half of client-go's DefaultControllerRateLimiter (workqueue's
+    TypedBucketRateLimiter over rate.NewLimiter(10, 100)): each retry reserves a token, and
+    waits until it is due. 100 retries go at their own back-off; past that, a queue's
+    retries go out at 10 a second however many fail at once (a busy API server refusing
+    every sync), so a storm of failures does not become a storm of requests. On the
+    controllers' clock (virtual in the embedded cluster)."""
+
+    def __init__(self, clock: Clock, qps: float = RETRY_QPS, burst: int = RETRY_BURST) -> None:
+        self.clock, self.qps, self.burst = clock, qps, burst
+        self._tokens, self._at = float(burst), clock.now()
+
+    def reserve(self) -> float:
+        """Takes a token (going into debt when there is none); seconds until it is due."""
+        now = self.clock.now()
+        self._tokens = min(self.burst, self._tokens + max(0.0, now - self._at) * self.qps) - 1
+        self._at = now
+        return max(0.0, -self._tokens / self.qps)
+
+
 class WorkQueue:
     """Requests in arrival order; a request already waiting is not added twice."""
 
@@ -115,20 +138,23 @@ class Controller:
         self.ctx = ctx
         self.queue = WorkQueue()
         self._failures: dict[Hashable, int] = {}
+        self.retry_bucket = RetryBucket(ctx.clock)  # shared by every retry of this queue
 
     def handlers(self) -> dict[str, Handler]:
         return {}
 
     def retry_later(self, request: Hashable, limit: int | None = None, cap: float = 1000.0) -> int | None:
-        """client-go's AddRateLimited: requeues `request` after the back-off of its failure
-        count and returns that count; past `limit` failures it forgets the request instead
-        and returns None (the caller gives up)."""
+        """client-go's AddRateLimited with DefaultControllerRateLimiter: requeues `request`
+        after the longer of its own back-off (by its failure count) and the queue's
+        RetryBucket, and returns that count; past `limit` failures it forgets the request
+        instead and returns None (the caller gives up)."""
         n = self._failures.get(request, 0) + 1
         if limit is not None and n > limit:
             self.forget(request)
             return None
         self._failures[request] = n
-        self.ctx.clock.after(backoff_seconds(n, cap=cap), lambda: self.queue.add(request))
+        delay = max(backoff_seconds(n, cap=cap), self.retry_bucket.reserve())
+        self.ctx.clock.after(delay, lambda: self.queue.add(request))
         return n
 
     def forget(self, request: Hashable) -> None:
@@ -142,8 +168,9 @@ class Controller:
 class Runner:
     """Delivers watch events and processes controllers' requests until nothing is left.
 
-    A request that fails with a StoreError (a conflict, an object gone) is retried after a
-    back-off, as client-go's rate-limited queue does. Any other exception is a bug or a
+    A request that fails with a StoreError (a conflict, an object gone, a busy API server)
+    is retried after a back-off, as client-go's rate-limited queue does: its own, doubling
+    from 5 ms up to a minute, and no sooner than its controller's RetryBucket allows. Any other exception is a bug or a
     malformed object: it is recorded in `errors` with the controller and request, and the
     request is dropped, so one bad object never stops the cluster.
     """
@@ -190,6 +217,8 @@ class Runner:
                 raise RuntimeError(f"controllers did not settle after {steps} requests")
 
     def _retry(self, c: Controller, request: Hashable) -> None:
+        """Its own back-off, and no sooner than the controller queue's RetryBucket allows."""
         n = self._retries.get((c.name, request), 0) + 1
         self._retries[(c.name, request)] = n
-        self.clock.after(backoff_seconds(n, cap=60.0), lambda: c.queue.add(request))
+        delay = max(backoff_seconds(n, cap=60.0), c.retry_bucket.reserve())
+        self.clock.after(delay, lambda: c.queue.add(request))

@@ -43,6 +43,9 @@ KINDS = {k.name: k for k in [
     Kind("Event", "v1", "events"),
     Kind("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies"),
     Kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", namespaced=False),
+    # Read by the PodGroup controller (WorkLoadSupport); their controllers are Kubernetes'.
+    Kind("ReplicaSet", "apps/v1", "replicasets", status_subresource=True),
+    Kind("StatefulSet", "apps/v1", "statefulsets", status_subresource=True),
     Kind("Job", "batch.volcano.sh/v1alpha1", "jobs", status_subresource=True),
     Kind("PodGroup", "scheduling.volcano.sh/v1beta1", "podgroups"),
     Kind("Queue", "scheduling.volcano.sh/v1beta1", "queues", namespaced=False, status_subresource=True),

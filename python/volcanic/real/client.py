@@ -30,7 +30,7 @@ from volcanic.kube.errors import (
     StoreError,
     Unavailable,
 )
-from volcanic.real.connection import Connections
+from volcanic.real.connection import Connections, TokenBucket
 
 AUTH_REFRESH_SECONDS = 60.0
 
@@ -47,9 +47,13 @@ def kubeconfig_path(flag: str | None = None) -> str | None:
 
 
 class KubeClient:
-    """Raw JSON requests to one API server. Thread-safe."""
+    """Raw JSON requests to one API server. Thread-safe. With `qps`, every request of the
+    process (a retry's included) takes a token of a bucket filled `qps` a second and holding
+    `burst` (client-go's rest.Config QPS and Burst); without it none waits. Answers 429 and
+    5xx with Retry-After are retried as client-go retries them (volcanic.real.connection)."""
 
-    def __init__(self, kubeconfig: str | None = None, timeout: float = 30.0) -> None:
+    def __init__(self, kubeconfig: str | None = None, timeout: float = 30.0, qps: float | None = None,
+                 burst: int | None = None) -> None:
         from kubernetes import client, config
 
         configuration = client.Configuration()
@@ -66,8 +70,9 @@ class KubeClient:
         self.kubeconfig = path
         self.host = configuration.host.rstrip("/")
         self._api = client.ApiClient(configuration)
+        limiter = TokenBucket(qps, burst if burst is not None else max(1, int(qps))) if qps else None
         try:
-            self.connections = Connections(configuration)
+            self.connections = Connections(configuration, limiter=limiter)
         except ValueError as e:
             raise StoreError("", "", "", f"kubeconfig {path or '(in-cluster)'}: {e}") from None
         self.timeout = timeout
@@ -121,25 +126,22 @@ class KubeClient:
         connection Unavailable, and what on_line raises is raised here."""
         pending = [b""]
         failure: list[BaseException] = []
-        error_body: list[bytes] = []
 
         def on_chunk(status: int, chunk: bytes) -> bool:
-            if status >= 300:
-                error_body.append(chunk)
-                return True
             *lines, pending[0] = (pending[0] + chunk).split(b"\n")
             try:
                 return all(on_line(orjson.loads(line)) for line in lines if line.strip())
             except BaseException as e:  # noqa: BLE001 - raised again below, outside libcurl
                 failure.append(e)
                 return False
-        status, error = self.connections.stream(path + "?" + urlencode(query), self.headers(), timeout, on_chunk)
+        status, error, error_body = self.connections.stream(path + "?" + urlencode(query), self.headers(), timeout,
+                                                            on_chunk)
         if failure:
             raise failure[0]
         if error is not None:
             raise Unavailable("", "", "", f"watch {path}: {error}")
         if status >= 300:
-            raise api_error(status, _status_of(b"".join(error_body), f"watch {path}"), f"watch {path}")
+            raise api_error(status, _status_of(error_body, f"watch {path}"), f"watch {path}")
 
 
 def _status_of(answer: bytes, what: str) -> Any:

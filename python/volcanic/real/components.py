@@ -5,7 +5,8 @@
 
 When one component stops (a lost Lease, a crash, a signal) the others are stopped too and the
 process exits, non-zero unless it was asked to stop: Kubernetes restarts the whole process,
-as it restarts Volcano's binaries that exit on a lost Lease.
+as it restarts Volcano's binaries that exit on a lost Lease. Asked to stop (SIGTERM, SIGINT)
+and stopped cleanly, each component then undoes what it declared (Component.on_clean_stop).
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ class Component:
     name: str
     lease: str | None                      # its Lease under --leader-elect (None: never elected)
     run: Callable[[threading.Event], None]  # runs until the event is set
+    # What it undoes once the process was asked to stop and every component ended without a
+    # failure (`volcanic up`'s webhook removes its registrations); not after a crash or a lost
+    # Lease, when Kubernetes restarts the process and it takes over what it left.
+    on_clean_stop: Callable[[], None] | None = None
 
 
 @dataclass
@@ -69,9 +74,24 @@ class Process:
                 stopping.set()
         for t in threads:
             t.join(15)
+        clean = stop.is_set() and not failures
+        if clean:
+            self._clean_up(components, threads, failures)
         if server is not None:
             server.shutdown()
             server.server_close()
         for failure in failures:
             log.error("%s", failure)
         return 1 if failures or not stop.is_set() else 0
+
+    @staticmethod
+    def _clean_up(components: list[Component], threads: list[threading.Thread], failures: list[str]) -> None:
+        """Runs the on_clean_stop of each component that has ended."""
+        for c, t in zip(components, threads):
+            if c.on_clean_stop is None or t.is_alive():
+                continue
+            try:
+                c.on_clean_stop()
+            except Exception as e:  # noqa: BLE001 - reported, and the process exits non-zero
+                log.exception("%s: clean-up failed", c.name)
+                failures.append(f"{c.name}: clean-up: {type(e).__name__}: {e}")

@@ -4,23 +4,26 @@ default queues; with `all_components`, the three Deployments, the webhook's Serv
 scheduler configuration as a ConfigMap.
 
 The CRDs have Volcano's group, version, kind, plural, short names, scope, status subresource
-(none for PodGroups, as in Volcano's CRD) and printer columns. Their schemas type the fields
-every tool reads (kubectl's columns, kopf) and keep the rest open
-(x-kubernetes-preserve-unknown-fields), so every valid Volcano object is stored as sent; the
-admission webhook holds Volcano's detailed rules.
+(none for PodGroups, as in Volcano's CRD) and printer columns. Their schemas are
+volcanic.kube.crds.SCHEMAS: Volcano's types, minimums, maximums, patterns, enums, required
+fields and defaults at the spec level, so the API server refuses what Volcano's CRDs refuse
+with the same messages and fills in the same defaults; objects stay open
+(x-kubernetes-preserve-unknown-fields), so every valid Volcano object is stored as sent. The
+admission webhook holds Volcano's other rules.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from volcanic.kube.crds import SCHEMAS
 from volcanic.kube.kinds import KINDS
 
 NAMESPACE = "volcano-system"
 COMPONENTS = ("scheduler", "controller-manager", "webhook")
 
 Obj = dict[str, Any]
-OPEN: Obj = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 
 
 def _column(name: str, path: str, kind: str = "string", priority: int = 0) -> Obj:
@@ -32,19 +35,15 @@ AGE = _column("AGE", ".metadata.creationTimestamp", "date")
 
 
 def _crd(group: str, version: str, kind: str, plural: str, short: list[str], namespaced: bool,
-         spec: Obj | None, status: bool, columns: list[Obj], extra: Obj | None = None) -> Obj:
-    properties: Obj = {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"}}
-    if spec is not None:
-        properties["spec"] = spec
-    if status:
-        properties["status"] = OPEN
-    properties.update(extra or {})
+         columns: list[Obj]) -> Obj:
+    """A CRD whose schema is the kind's in volcanic.kube.crds, the table the embedded cluster
+    validates with too."""
     names = {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": kind.lower()}
     if short:
         names["shortNames"] = short
     served: Obj = {"name": version, "served": True, "storage": True,
-                   "schema": {"openAPIV3Schema": {"type": "object", "properties": properties}}}
-    if status and KINDS[kind].status_subresource:
+                   "schema": {"openAPIV3Schema": copy.deepcopy(SCHEMAS[kind])}}
+    if KINDS[kind].status_subresource:
         served["subresources"] = {"status": {}}
     if columns:
         served["additionalPrinterColumns"] = columns
@@ -54,35 +53,16 @@ def _crd(group: str, version: str, kind: str, plural: str, short: list[str], nam
                      "versions": [served]}}
 
 
-def _spec(**typed: Obj) -> Obj:
-    return {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "properties": typed}
-
-
-S, I = {"type": "string"}, {"type": "integer", "format": "int32"}
-RESOURCES = {"type": "object", "additionalProperties": {"x-kubernetes-int-or-string": True,
-                                                        "anyOf": [{"type": "integer"}, {"type": "string"}]}}
-
-
 def crds() -> list[Obj]:
-    task = {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
-            "properties": {"name": S, "replicas": I, "minAvailable": I,
-                           "template": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
     return [
         _crd("batch.volcano.sh", "v1alpha1", "Job", "jobs", ["vcjob", "vj"], True,
-             _spec(schedulerName=S, minAvailable=I, queue=S, maxRetry=I, priorityClassName=S,
-                   tasks={"type": "array", "items": task}), True,
              [_column("STATUS", ".status.state.phase"), _column("minAvailable", ".status.minAvailable", "integer"),
               _column("RUNNINGS", ".status.running", "integer"), AGE, _column("QUEUE", ".spec.queue", priority=1)]),
-        _crd("bus.volcano.sh", "v1alpha1", "Command", "commands", [], True, None, False, [],
-             extra={"action": S, "reason": S, "message": S,
-                    "target": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}),
+        _crd("bus.volcano.sh", "v1alpha1", "Command", "commands", [], True, []),
         _crd("scheduling.volcano.sh", "v1beta1", "PodGroup", "podgroups", ["pg", "podgroup-v1beta1"], True,
-             _spec(minMember=I, queue=S, priorityClassName=S, minResources=RESOURCES), True,
              [_column("STATUS", ".status.phase"), _column("minMember", ".spec.minMember", "integer"),
               _column("RUNNINGS", ".status.running", "integer"), AGE, _column("QUEUE", ".spec.queue", priority=1)]),
         _crd("scheduling.volcano.sh", "v1beta1", "Queue", "queues", ["q", "queue-v1beta1"], False,
-             _spec(weight=I, parent=S, reclaimable={"type": "boolean"}, capability=RESOURCES,
-                   deserved=RESOURCES, guarantee=OPEN), True,
              [_column("PARENT", ".spec.parent")]),
     ]
 
@@ -112,7 +92,7 @@ RULES: dict[str, list[Obj]] = {
         _rule([VC_SCHED], ["queues/status"], ["update", "patch"]),
         _rule([""], ["pods", "services", "configmaps", "secrets", "persistentvolumeclaims"], WRITE),
         _rule(["networking.k8s.io"], ["networkpolicies"], WRITE), _rule([""], ["namespaces", "nodes"], READ),
-        _rule(["scheduling.k8s.io"], ["priorityclasses"], READ),
+        _rule(["scheduling.k8s.io"], ["priorityclasses"], READ), _rule(["apps"], ["replicasets", "statefulsets"], READ),
         _rule(["apiextensions.k8s.io"], ["customresourcedefinitions"], READ), LEASES, EVENTS],
     # Admission reads what Volcano's rules read, and registers its webhook configurations.
     "webhook": [

@@ -33,8 +33,17 @@ class SchedulerMetrics:
                                          registry=registry)
         self.queue_cpu = Gauge("volcano_queue_allocated_milli_cpu", "Allocated CPU count for one queue",
                                ["queue_name"], registry=registry)
+        self.skipped_plugins = Gauge("volcanic_scheduler_skipped_plugins",
+                                     "1 for each plugin the scheduler configuration names that no one provides: "
+                                     "the scheduler runs without it, as Volcano's does", ["plugin"], registry=registry)
         self.queue_memory = Gauge("volcano_queue_allocated_memory_bytes", "Allocated memory for one queue",
                                   ["queue_name"], registry=registry)
+
+    def skipped(self, plugins: list[str]) -> None:
+        """The plugins the running configuration names but nothing provides (skipped)."""
+        self.skipped_plugins.clear()
+        for name in plugins:
+            self.skipped_plugins.labels(name).set(1)
 
     def observe(self, d: Decisions, seconds: float, bound: int, failed_binds: int) -> None:
         """A session's decisions and seconds; `bound` and `failed_binds` count the binds

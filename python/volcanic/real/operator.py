@@ -16,11 +16,19 @@ controllers start; kopf's own first listing and every later event follow, and th
 ignore a version they already have. (kopf's index handlers would give the same barrier, at
 the cost of a second trip through kopf's machinery for every event.)
 
-kopf re-lists after a watch expires (410 Gone) without reporting what vanished meanwhile, and
-an object deleted between the first list and kopf's is not reported either, so every RESYNC
-seconds the cache is compared with a list and an object missing from it whose
-resourceVersion is not newer than the list's is deleted (resourceVersions compared as
-numbers, as etcd gives them).
+A re-list turns what vanished into deletions, as client-go's reflector (and volcanic's, in
+real/store.py) does. kopf lists a kind again when its watch expires (410 Gone, as after the
+controller-manager was stopped or cut off for a while, or an API server restart) but reports
+only what the list has, never what it lacks: a Job deleted meanwhile stayed in the informers,
+and the job controller re-created its pods, owned by the deleted Job, until the next resync.
+So KopfSource keeps, per kind, the keys it has offered and not seen deleted, and sees each of
+kopf's listings whole (kopf's watcher yields the listed objects, then a LISTED bookmark,
+before any watch event; volcanic wraps kopf's `continuous_watch`, one listing and its watch,
+to read them): at the bookmark, every key held that the list lacks is offered as a DELETED
+tombstone. That covers an object deleted between the first list (prime()) and kopf's too.
+As a last resort, every RESYNC seconds the cache is compared with a list and an object
+missing from it whose resourceVersion is not newer than the list's is deleted
+(resourceVersions compared as numbers, as etcd gives them).
 """
 
 from __future__ import annotations
@@ -28,9 +36,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from typing import Any, Iterable
+from typing import Any, AsyncIterator, Callable, Iterable
 
 import kopf
+from kopf._cogs.clients import watching as kopf_watching  # the one kopf internal used: see _observe_listings
 from prometheus_client import CollectorRegistry
 
 from volcanic.controllers.gc import GarbageCollector
@@ -41,25 +50,27 @@ from volcanic.controllers.runtime import INDEXES, Context, Runner
 from volcanic.kube.errors import StoreError
 from volcanic.kube.informers import Informers
 from volcanic.kube.kinds import kind_named
-from volcanic.kube.objects import key_of, resource_version
+from volcanic.kube.objects import Key, key_of, resource_version
 from volcanic.kube.store import Watch
 from volcanic.real import heap
 from volcanic.real.clock import LINGER, WallClock
 from volcanic.real.events import BackgroundEvents
 from volcanic.real.metrics import ControllerMetrics
 from volcanic.real.serving import Health
-from volcanic.real.store import KubeStore, received
+from volcanic.real.store import KubeStore, received, tombstone
 
 log = logging.getLogger("volcanic.controller-manager")
 
-KINDS = ("Job", "Pod", "PodGroup", "Queue", "Command", "PriorityClass", "PersistentVolumeClaim")
+KINDS = ("Job", "Pod", "PodGroup", "Queue", "Command", "PriorityClass", "PersistentVolumeClaim",
+         "ReplicaSet", "StatefulSet")  # the last two for the PodGroup controller (WorkLoadSupport)
 REFLECTED = ("Pod",)  # watched by a plain reflector, not by kopf (see the module docstring)
 RESYNC = 300.0
 
 
 class KopfSource:
     """The `watch` of a Store, fed by kopf's handlers (from kopf's event-loop thread) after
-    prime() has listed what exists."""
+    prime() has listed what exists; each of kopf's listings ends with what it lacks offered as
+    deleted (see the module docstring)."""
 
     def __init__(self, store: KubeStore) -> None:
         self.store = store
@@ -67,6 +78,8 @@ class KopfSource:
         self.registry = kopf.OperatorRegistry()
         self.feed: Watch | None = None
         self._reflected: threading.Event | None = None  # set once the reflectors listed
+        # kind -> keys offered and not deleted since: prime()'s, then kopf's thread's alone
+        self._held: dict[str, set[Key]] = {}
 
     def watch(self, kinds: Iterable[str]) -> Watch:
         self.feed = Watch(kinds)
@@ -83,22 +96,43 @@ class KopfSource:
             self.store.reflect(sorted(self.feed.kinds & set(REFLECTED)), self.feed, self._reflected)
         for name in sorted(self.feed.kinds - set(REFLECTED)):
             for obj in self.store.list(name):
-                self.feed.offer("ADDED", obj)
+                self.offer("ADDED", obj)
         while not self._reflected.wait(0.2):
             if stop.is_set():
                 return False
         self.feed.synced.set()
         return True
 
+    def offer(self, event: str, obj: dict) -> None:
+        """Into the feed, keeping the keys held up to date."""
+        held = self._held.setdefault(obj["kind"], set())
+        if event == "DELETED":
+            held.discard(key_of(obj))
+        else:
+            held.add(key_of(obj))
+        self.feed.offer(event, obj)
+
+    def listed(self, name: str, keys: set[Key]) -> None:
+        """kopf listed kind `name` whole (`keys`; its objects reach the handlers after this):
+        what is held and not listed was deleted while the watch was away."""
+        held = self._held.setdefault(name, set())
+        vanished = held - keys
+        if vanished:
+            log.info("controller-manager: %d %s deleted while the watch was away", len(vanished),
+                     kind_named(name).plural)
+        for key in sorted(vanished):
+            self.offer("DELETED", tombstone(kind_named(name), key))
+
     def _register(self, name: str) -> None:
         k = kind_named(name)
         resource = {"group": k.group, "version": k.api_version.rpartition("/")[2], "plural": k.plural}
-        feed = self.feed
 
         async def event(event: dict, **_: Any) -> None:  # cheap enough for kopf's loop
-            feed.offer(event.get("type") or "ADDED", _plain(event["object"], k))
+            self.offer(event.get("type") or "ADDED", _plain(event["object"], k))
 
         kopf.on.event(**resource, id=f"event-{name}", registry=self.registry)(event)
+        _observe_listings()
+        _LISTINGS[(k.group, k.plural)] = lambda keys: self.listed(name, keys)
 
     def _login(self, **_: Any) -> kopf.ConnectionInfo:
         """kopf connects with the credentials volcanic found (the --kubeconfig order)."""
@@ -106,6 +140,37 @@ class KopfSource:
         token = self.client.headers().get("authorization", "").removeprefix("Bearer ").strip() or None
         return kopf.ConnectionInfo(server=self.client.host, ca_path=c.ssl_ca_cert, insecure=not c.verify_ssl,
                                    token=token, certificate_path=c.cert_file, private_key_path=c.key_file)
+
+
+# (API group, plural) -> what to tell when kopf has listed that resource whole: the keys listed.
+_LISTINGS: dict[tuple[str, str], Callable[[set[Key]], None]] = {}
+
+
+def _observe_listings() -> None:
+    """Wraps kopf's `continuous_watch` (kopf/_cogs/clients/watching.py: one listing, its
+    objects yielded as events of type None, then Bookmark.LISTED, then the watch from the
+    list's resourceVersion; kopf's infinite_watch calls it again after a 410 Gone or a failed
+    listing) so that each complete listing is told to _LISTINGS. kopf has no public hook for
+    this; tests/python/test_operator_relist.py runs kopf's own generator through the wrapper,
+    so a kopf that changes it fails there. Installed once per process."""
+    original = kopf_watching.continuous_watch
+    if getattr(original, "volcanic_listings", False):
+        return
+
+    async def continuous_watch(**kwargs: Any) -> AsyncIterator[Any]:
+        resource = kwargs.get("resource")
+        observer = _LISTINGS.get((getattr(resource, "group", None), getattr(resource, "plural", None)))
+        keys: set[Key] = set()
+        async for raw in original(**kwargs):
+            if observer is not None:
+                if raw is kopf_watching.Bookmark.LISTED:
+                    observer(keys)
+                elif isinstance(raw, dict) and raw.get("type") is None and isinstance(raw.get("object"), dict):
+                    keys.add(key_of(raw["object"]))
+            yield raw
+
+    continuous_watch.volcanic_listings = True  # type: ignore[attr-defined]
+    kopf_watching.continuous_watch = continuous_watch
 
 
 def _plain(obj: Any, k: Any) -> dict:

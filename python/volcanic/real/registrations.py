@@ -4,6 +4,8 @@ writes them (installer/helm/chart/volcano/templates/webhooks.yaml): named
 sideEffects NoneOnDryRun, timeoutSeconds 10, admission review v1, and no calls for objects in
 volcano-system or kube-system. Volcano's webhook-manager only fills in caBundle; volcanic
 creates or updates the whole configurations (server-side apply), so one command installs them.
+`volcanic up` also removes them when it is stopped (unregister): with failurePolicy Fail, a
+configuration left calling a webhook that is gone refuses every write it covers.
 
 Which paths: `--enabled-admission`, Volcano's flag, defaulting to what its chart enables and
 volcanic serves (jobs, queues, podgroups validation). The pod webhooks are opt-in, as in the
@@ -18,8 +20,9 @@ import base64
 from typing import Any
 
 from volcanic.admission import OPERATIONS
+from volcanic.kube.errors import Conflict, NotFound
 from volcanic.real.client import KubeClient
-from volcanic.real.install import apply
+from volcanic.real.install import apply, path_of
 from volcanic.real.manifests import NAMESPACE
 
 SERVICE = "volcano-admission-service"
@@ -82,7 +85,34 @@ def _configuration(path: str, ca: str, url: str | None, scheduler_names: tuple[s
 
 
 def register(client: KubeClient, ca_bundle: bytes, url: str | None = None, paths=DEFAULT_ADMISSIONS,
-             scheduler_names: tuple[str, ...] = ("volcano",)) -> None:
-    """Creates or updates the configurations (server-side apply: idempotent)."""
-    for obj in configurations(ca_bundle, url, paths, scheduler_names):
+             scheduler_names: tuple[str, ...] = ("volcano",)) -> list[Obj]:
+    """Creates or updates the configurations (server-side apply: idempotent); returns them
+    as applied, for unregister()."""
+    applied = configurations(ca_bundle, url, paths, scheduler_names)
+    for obj in applied:
         apply(client, obj)
+    return applied
+
+
+def _client_configs(obj: Obj) -> list[Any]:
+    return [w.get("clientConfig") for w in obj.get("webhooks") or []]
+
+
+def unregister(client: KubeClient, registered: list[Obj]) -> list[str]:
+    """Deletes the configurations register() applied that still call the same webhook (URL or
+    Service, and CA bundle); one that another process has registered since is that process's
+    and stays. Deletes only the version it read (a precondition), so a registration racing
+    it is kept too. Returns the names deleted."""
+    deleted = []
+    for obj in registered:
+        path = path_of(obj)
+        try:
+            current = client.request("GET", path)
+            if _client_configs(current) != _client_configs(obj):
+                continue
+            client.request("DELETE", path, {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {
+                "resourceVersion": current["metadata"]["resourceVersion"]}})
+        except (NotFound, Conflict):
+            continue
+        deleted.append(obj["metadata"]["name"])
+    return deleted

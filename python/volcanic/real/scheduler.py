@@ -10,7 +10,9 @@ is handled as Volcano's cache does (see volcanic.scheduler.loop).
 
 The configuration file is re-read when it changes (Volcano mounts it from a ConfigMap): the
 engine is rebuilt with the new configuration and refilled from the informers' caches. A file
-that does not parse is logged and the running configuration kept.
+that does not parse is logged and the running configuration kept. A plugin the configuration
+names but nothing provides is skipped, as Volcano's scheduler skips it: logged at error level
+("Failed to get plugin <name>.") and counted by the gauge volcanic_scheduler_skipped_plugins.
 """
 
 from __future__ import annotations
@@ -75,8 +77,10 @@ class SchedulerDaemon:
         recorder = Recorder(BackgroundEvents(store), self.clock.now, SCHEDULER_COMPONENT)
         settle = SETTLE if settle is None else settle  # 0: only every period
         self.loop = SchedulerLoop(store, self.informers, self.clock, self.conf.text(), period, recorder,
-                                  settle or None, python_hook_budget)
-        self.loop.on_session = SchedulerMetrics(registry or CollectorRegistry()).observe
+                                  settle or None, python_hook_budget, skip_unknown_plugins=True)
+        self.metrics = SchedulerMetrics(registry or CollectorRegistry())
+        self.metrics.skipped(self.loop.skipped_plugins)
+        self.loop.on_session = self.metrics.observe
         self.clock.after(period, self._watch_conf)
 
     def run(self, stop: threading.Event) -> None:
@@ -107,5 +111,6 @@ class SchedulerDaemon:
         except (ConfigError, OSError, ValueError) as e:
             log.error("scheduler: %s not reloaded, keeping the running configuration: %s", self.conf.path, e)
             return
+        self.metrics.skipped(self.loop.skipped_plugins)
         log.info("scheduler: configuration %s reloaded", self.conf.path)
 

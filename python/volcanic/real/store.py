@@ -170,9 +170,8 @@ class Reflector:
         for obj in items:
             seen.add(key_of(obj))
             self.watch.offer("ADDED", obj)
-        for namespace, name in sorted(self.known - seen):
-            meta = {"name": name, **({"namespace": namespace} if namespace else {})}
-            self.watch.offer("DELETED", {"apiVersion": self.kind.api_version, "kind": self.kind.name, "metadata": meta})
+        for key in sorted(self.known - seen):
+            self.watch.offer("DELETED", tombstone(self.kind, key))
         self.known = seen
         if self._listed is not None:
             self._listed()
@@ -203,6 +202,14 @@ class Reflector:
             self.known.add(key_of(obj))
         self.watch.offer(kind, obj)
         return True
+
+
+def tombstone(k: Kind, key: Key) -> Obj:
+    """What a re-list offers as DELETED for an object it no longer has: kind and name without a
+    resourceVersion (the informers hand their handlers the last state they cached)."""
+    namespace, name = key
+    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": k.api_version, "kind": k.name, "metadata": meta}
 
 
 def received(k: Kind, obj: Obj) -> Obj:

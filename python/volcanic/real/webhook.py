@@ -6,6 +6,8 @@ Volcano's webhook-manager registers (registrations.py). Without a certificate it
 self-signed one, valid for the Service's DNS names and the --url host, and puts it in each
 configuration's caBundle. Order: caches synced, then serving, then registered, so the API
 server never calls a webhook that cannot answer or would answer from an empty cache.
+`volcanic up` removes the registrations again on a clean stop (unregister); a production
+`volcanic webhook --register` leaves them for the replica that replaces it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from volcanic.admission import AdmissionConf
 from volcanic.admission.webhook import make_server, self_signed_cert
 from volcanic.kube.informers import Informers
 from volcanic.real.manifests import NAMESPACE
-from volcanic.real.registrations import DEFAULT_ADMISSIONS, SERVICE, register, service_hosts
+from volcanic.real.registrations import DEFAULT_ADMISSIONS, SERVICE, register, service_hosts, unregister
 from volcanic.real.serving import Health
 from volcanic.real.store import KubeStore
 
@@ -72,6 +74,7 @@ class WebhookDaemon:
             tls = self_signed_cert(self._tmp.name, hosts, days=CERT_DAYS)
         self.cert, self.key = tls
         self.server = None
+        self.registered: list[dict] = []  # the configurations applied, for unregister()
 
     def run(self, stop: threading.Event) -> None:
         while not self.informers.watch.synced.wait(0.2):
@@ -85,7 +88,8 @@ class WebhookDaemon:
         try:
             if self.register:
                 with open(self.cert, "rb") as f:
-                    register(self.store.client, f.read(), self.url, self.paths, self.conf.scheduler_names)
+                    self.registered = register(self.store.client, f.read(), self.url, self.paths,
+                                               self.conf.scheduler_names)
                 log.info("webhook: registered %s (%s)", ", ".join(self.paths),
                          self.url or f"Service {NAMESPACE}/{SERVICE}")
             while not stop.is_set():
@@ -97,6 +101,16 @@ class WebhookDaemon:
             self.server.server_close()
             if self._tmp is not None:
                 self._tmp.cleanup()
+
+    def unregister(self) -> None:
+        """Removes the configurations run() registered that still call this webhook (the
+        clean stop of `volcanic up`: they have failurePolicy Fail, and would refuse every
+        Queue and Job write once nothing answers them)."""
+        if not self.registered:
+            return
+        removed = unregister(self.store.client, self.registered)
+        self.registered = []
+        log.info("webhook: removed %s", ", ".join(removed) if removed else "nothing (registered again since)")
 
     def _pump(self) -> None:
         with self._lock:

@@ -29,11 +29,19 @@ class Decisions:
     queues: name -> {"allocated": {resource: quantity}}, plus "deserved" for queues whose
         deserved share a queue plugin (proportion) computed this session.
     unschedulable: "ns/pod" -> why a pending pod was not placed.
+    podgroup_events: "ns/podgroup" -> (type, reason, message) of the Event its PodGroup gets,
+        as Volcano records it every session (Warning Unschedulable "P/T tasks in gang
+        unschedulable: ..." while Pending, Inqueue or Unknown; Normal Scheduled "pod group is
+        ready" when its status changes otherwise), reported only when it differs from the
+        last one reported for that PodGroup.
     deferred: pod conditions were held back for the next session (a gang whose pods are
         still being created); the next session must run though nothing else changed.
     pending: some job waits to be enqueued, or has a pod waiting for a node, after this
         session; with `podgroups` changed, the next session may decide otherwise though
         nothing else changed (enqueue counts the jobs' phases).
+    wake_at: the earliest time (Unix seconds) after this session at which a decision could
+        change with time alone (sla's waiting time running out, a Python plugin's
+        session.wake_at), or None; a loop that skips idle periods runs a session then.
     action_seconds: action -> wall seconds it took (diagnostics).
     plugin_timings: plugin -> extension point ("predicate", "job_order", "on_session_open",
         ...) -> {"seconds": wall seconds its callbacks took (sampled, scaled to all calls),
@@ -48,8 +56,10 @@ class Decisions:
     podgroups: dict[str, dict[str, Any]] = field(default_factory=dict)
     queues: dict[str, dict[str, Any]] = field(default_factory=dict)
     unschedulable: dict[str, str] = field(default_factory=dict)
+    podgroup_events: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     deferred: bool = False
     pending: bool = False
+    wake_at: float | None = None
     action_seconds: dict[str, float] = field(default_factory=dict)
     plugin_timings: dict[str, dict[str, dict[str, float | int]]] = field(default_factory=dict)
 
@@ -78,16 +88,21 @@ class Scheduler:
     volcanic.PluginError naming the plugin and hook, and the session is rolled back; a hook
     running Python code is interrupted when the budget runs out, a hook blocked in C code
     (time.sleep, I/O) fails when it returns (docs/plugins-python.md).
+    bare_pods_as_groups: a pod of the scheduler without the group annotation
+        (scheduling.k8s.io/group-name) is its own group of one, in the default queue, at once.
+        Without it (the default, as in Volcano) such a pod waits until the PodGroup controller
+        has made its PodGroup and annotated it.
     """
 
-    def __init__(self, conf: str | dict[str, Any] | None = None, python_hook_budget: float | None = None) -> None:
+    def __init__(self, conf: str | dict[str, Any] | None = None, python_hook_budget: float | None = None,
+                 bare_pods_as_groups: bool = False) -> None:
         conf_json = load_conf(conf)
         load_entry_point_plugins(plugin_names_in(conf_json))
         if python_hook_budget is not None and (isinstance(python_hook_budget, bool)
                                                or not isinstance(python_hook_budget, (int, float))):
             raise ValueError(f"python_hook_budget: must be a positive number of seconds or None, "
                              f"got {python_hook_budget!r}")
-        self._core = _core.Scheduler(conf_json, registered_plugins(), python_hook_budget)
+        self._core = _core.Scheduler(conf_json, registered_plugins(), python_hook_budget, bool(bare_pods_as_groups))
 
     def upsert(self, obj: dict[str, Any] | str | bytes) -> bool:
         """Adds or replaces an object (a dict, or JSON text) by kind and key; returns whether
@@ -143,12 +158,13 @@ class Scheduler:
 
 
 def schedule(objects: Iterable[dict[str, Any]], conf: str | dict[str, Any] | None = None,
-             now: float | None = None) -> Decisions:
+             now: float | None = None, bare_pods_as_groups: bool = False) -> Decisions:
     """Runs exactly one scheduling session over `objects` and returns its decisions.
 
-    Objects of kinds the scheduler does not read are skipped.
+    Objects of kinds the scheduler does not read are skipped. bare_pods_as_groups: see
+    Scheduler (a one-shot session has no PodGroup controller to make groups for bare pods).
     """
-    s = Scheduler(conf)
+    s = Scheduler(conf, bare_pods_as_groups=bare_pods_as_groups)
     s._core.upsert_many(o for o in objects if not isinstance(o, dict) or not isinstance(o.get("kind"), str)
                         or o["kind"] in SCHEDULER_KINDS)  # a malformed kind is the core's to report
     return s.run_once(now)

@@ -20,6 +20,10 @@ embedded cluster (on its virtual clock) and as `volcanic scheduler` on a real AP
   other timer due then, so a session sees everything that happened at that instant; what
   comes once the clock is done with the instant (Cluster.apply() after run() returned at a
   boundary) waits for the next one, as it would for a cycle that ran.
+- Time alone can change a decision (sla's waiting time running out): the engine reports the
+  earliest such instant after each session (Decisions.wake_at), and the loop arms a timer for
+  it that marks the next boundary's session due, as a change would. The latest session's
+  instant replaces the one before; a loop without such decisions arms nothing.
 - With `settle` (seconds), a session also starts once the watch has brought nothing new for
   that long, instead of waiting out the period, and as soon as it brings new work, busy or
   not: a new PodGroup (to enqueue) or a new pod that fills its gang up to minMember pods
@@ -40,7 +44,8 @@ embedded cluster (on its virtual clock) and as `volcanic scheduler` on a real AP
   does not evict the bound part of the gang, and neither does volcanic. Evictions set the DisruptionTarget
   condition, then delete the pod. PodGroup status, Queue status.allocated (the engine
   reports only those that changed) and the PodScheduled=False condition of unschedulable
-  pods are written only when they change.
+  pods are written only when they change. PodGroups get Volcano's Unschedulable and
+  Scheduled Events (Decisions.podgroup_events), each only when it differs from the last.
 """
 
 from __future__ import annotations
@@ -60,7 +65,9 @@ from volcanic.kube.informers import Handler, Informers
 from volcanic.kube.objects import Key, describe, key_of
 from volcanic.kube.status_writes import StatusWrite, StatusWrites
 from volcanic.kube.store import Store
+from volcanic.scheduler.conf import load_conf
 from volcanic.scheduler.engine import SCHEDULER_KINDS, Decisions, Scheduler
+from volcanic.scheduler.plugins import without_unknown_plugins
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +77,7 @@ SCHEDULER_COMPONENT = "volcano"  # Volcano's scheduler names its event source af
 class SchedulerLoop:
     def __init__(self, store: Store, informers: Informers, clock: Clock, conf: Any, period: float = 1.0,
                  recorder: Recorder | None = None, settle: float | None = None,
-                 python_hook_budget: float | None = None) -> None:
+                 python_hook_budget: float | None = None, skip_unknown_plugins: bool = False) -> None:
         self.store, self.informers, self.clock, self.period = store, informers, clock, period
         self.settle = settle
         self.python_hook_budget = python_hook_budget  # kept for the engine of a new configuration
@@ -83,7 +90,11 @@ class SchedulerLoop:
         # not answered, by then) and the binds answered since the session before it: how many
         # succeeded and how many failed (binds are answered in the background).
         self.on_session: Callable[[Decisions, float, int, int], None] | None = None
-        self.engine = Scheduler(conf, python_hook_budget=python_hook_budget)
+        # As Volcano's scheduler, run without a plugin the configuration names but no one
+        # provides (logged at error level); otherwise such a configuration is a ConfigError.
+        self.skip_unknown_plugins = skip_unknown_plugins
+        self.skipped_plugins: list[str] = []
+        self.engine = self._new_engine(conf)
         self.sessions = 0
         self.seconds: dict[str, float] = {"session": 0.0}  # wall seconds, per action and in all
         self.last: Decisions | None = None
@@ -91,12 +102,16 @@ class SchedulerLoop:
         self._start = clock.now()
         self._next_cycle = 0  # the first boundary (start + k * period) a cycle may still run at
         self._cycle_timer: Timer | None = None
+        self._wake_timer: Timer | None = None  # for the instant a decision changes with time alone
         self._answered: deque[tuple[str, str, Future]] = deque()  # bind answers: ("ns/pod", node, answer)
         self._binds_answered = [0, 0]  # binds collected since the last session: succeeded, failed
         self._status = StatusWrites(store, wake=informers.watch.wake)
         # (kind, key_of) -> (its latest version, whether it is new), in first-event order
         self._pending: dict[tuple[str, Key], tuple[dict, bool]] = {}
         self._flush_timer: Timer | None = None
+        # (kind, namespace, name) -> (resourceVersion, message) of the last malformed-object
+        # Event (see _refused)
+        self._refused_seen: dict[tuple, tuple] = {}
         for kind in SCHEDULER_KINDS:
             informers.add_handler(kind, Handler(on_add=self._added, on_update=self._updated,
                                                 on_delete=self._delete))
@@ -106,14 +121,27 @@ class SchedulerLoop:
     def reconfigure(self, conf: Any) -> None:
         """Replaces the engine by one with configuration `conf`, refilled from the cache;
         a bad configuration raises ConfigError and leaves the running engine in place."""
-        engine = Scheduler(conf, python_hook_budget=self.python_hook_budget)
+        engine = self._new_engine(conf)
         self._flush()  # the running engine is current until it is replaced
         for kind in SCHEDULER_KINDS:
             for obj in self.informers.list(kind):
-                engine.upsert(obj)
+                try:
+                    engine.upsert(obj)
+                except ValueError:
+                    pass  # malformed: refused by the running engine too, and reported then (_upsert)
         self.engine = engine
         self._gangs_filled = engine.gangs_filled()
         self._mark_dirty()
+
+    def _new_engine(self, conf: Any) -> Scheduler:
+        if not self.skip_unknown_plugins:
+            return Scheduler(conf, python_hook_budget=self.python_hook_budget)
+        conf, skipped = without_unknown_plugins(load_conf(conf))
+        for name in skipped:
+            log.error("Failed to get plugin %s.", name)  # Volcano's words
+        engine = Scheduler(conf, python_hook_budget=self.python_hook_budget)
+        self.skipped_plugins = skipped
+        return engine
 
     def _mark_dirty(self) -> None:
         """A session is due at the next boundary: the cycle is armed for it."""
@@ -195,6 +223,22 @@ class SchedulerLoop:
                 self._changed()
         except ValueError as e:  # a malformed object: the engine keeps what it had
             self.informers.errors.append(f"scheduler: {e}")
+            self._refused(obj, str(e))
+
+    def _refused(self, obj: dict, message: str) -> None:
+        """Says on an object the engine refused as malformed why (the engine's message names
+        the field): a Warning Event, FailedScheduling on a pod, InvalidObject on anything
+        else, once per message and version of the object. Only on errors, so it costs
+        nothing on the usual path."""
+        meta = obj.get("metadata") or {}
+        key, seen = (obj.get("kind"), meta.get("namespace"), meta.get("name")), (meta.get("resourceVersion"), message)
+        if self._refused_seen.get(key) == seen:
+            return
+        if len(self._refused_seen) >= 4096:  # bounded: entries of deleted objects are not dropped
+            self._refused_seen.clear()
+        self._refused_seen[key] = seen
+        self.recorder.event(obj, "Warning", "FailedScheduling" if obj.get("kind") == "Pod" else "InvalidObject",
+                            message)
 
     def _new_work(self) -> None:
         """With settle: a session once the events in hand are in, at most one every settle."""
@@ -242,6 +286,7 @@ class SchedulerLoop:
         for action, seconds in d.action_seconds.items():
             self.seconds[action] = self.seconds.get(action, 0.0) + seconds
         self.last = d
+        self._wake_at(d.wake_at)
         if d.binds or d.evictions or d.deferred or (d.podgroups and d.pending):
             self._mark_dirty()  # the next session's view is not this one's: it may decide more
         self._bind(d)
@@ -251,6 +296,19 @@ class SchedulerLoop:
         (bound, failed), self._binds_answered = self._binds_answered, [0, 0]
         if self.on_session is not None:
             self.on_session(d, time.perf_counter() - start, bound, failed)
+
+    def _wake_at(self, at: float | None) -> None:
+        """A session is due at `at` (None: no decision waits on time): the latest session's
+        answer replaces the one before."""
+        if self._wake_timer is not None:
+            self._wake_timer.cancel()
+            self._wake_timer = None
+        if at is not None:
+            self._wake_timer = self.clock.after(max(0.0, at - self.clock.now()), self._woken)
+
+    def _woken(self) -> None:
+        self._wake_timer = None
+        self._mark_dirty()
 
     def collect(self) -> None:
         """Handles the answers to earlier sessions' binds and status writes that came in,
@@ -331,7 +389,7 @@ class SchedulerLoop:
                 self.engine.forget(key)
 
     def _write_statuses(self, d: Decisions) -> None:
-        """PodGroup and Queue status and the PodScheduled=False conditions, sent in the
+        """PodGroup and Queue status, PodGroup Events and the PodScheduled=False conditions, sent in the
         background (Volcano's job updater writes them from 16 workers); a write that fails (the
         object changed meanwhile) is made again by the next session that decides it."""
         for key, status in d.podgroups.items():
@@ -339,6 +397,11 @@ class SchedulerLoop:
             pg = self.informers.get("PodGroup", name, namespace)
             if pg is not None:
                 self._status.write(StatusWrite(dict(pg, status=dict(pg.get("status") or {}, **status))))
+        for key, (type_, reason, message) in d.podgroup_events.items():
+            namespace, name = key.split("/", 1)
+            pg = self.informers.get("PodGroup", name, namespace)
+            if pg is not None:
+                self.recorder.event(pg, type_, reason, message)
         for name, status in d.queues.items():
             q = self.informers.get("Queue", name)
             if q is not None:

@@ -176,6 +176,24 @@ def load_entry_point_plugins(names: Iterable[str]) -> None:
         _loaded.add(name)
 
 
+def without_unknown_plugins(conf_json: str | None) -> tuple[str | None, list[str]]:
+    """The configuration (as load_conf returns it) without the tier entries naming no known
+    plugin (built in, registered, or an entry point), and those names, in tier order. Volcano's
+    scheduler does this at every session open (pkg/scheduler/framework/framework.go logs
+    "Failed to get plugin <name>." and runs without it)."""
+    names = plugin_names_in(conf_json)
+    load_entry_point_plugins(names)
+    known = set(plugin_names())
+    unknown = [n for n in names if n not in known]
+    if not unknown:
+        return conf_json, []
+    conf = json.loads(conf_json)
+    for tier in conf["tiers"]:  # well formed where the names were found (plugin_names_in)
+        if isinstance(tier, dict) and isinstance(tier.get("plugins"), list):
+            tier["plugins"] = [p for p in tier["plugins"] if not (isinstance(p, dict) and p.get("name") in unknown)]
+    return json.dumps(conf), unknown
+
+
 def plugin_names_in(conf_json: str | None) -> list[str]:
     """The plugin names a configuration (as load_conf returns it) uses, in tier order."""
     if conf_json is None:

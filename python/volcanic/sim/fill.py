@@ -61,7 +61,7 @@ def fill(trace: Trace, conf: Any = None, seed: int | None = None, until: float =
         random.Random(seed).shuffle(pods)
     nodes = [n for n in trace.nodes if (n["metadata"].get("annotations") or {}).get(VGPU_REGISTER)]
     ledger = Ledger(nodes, typical_shapes(shape for _, _, shape in pods))
-    scheduler = Scheduler(conf)
+    scheduler = Scheduler(conf, bare_pods_as_groups=True)  # the trace's pods are each a job of one
     for n in nodes:
         scheduler.upsert(n)
     run = Fill(trace.name)

@@ -106,11 +106,13 @@ absl::StatusOr<const json*> Fields::Array(const json& base, const std::string& k
 }
 
 absl::StatusOr<Resource> Fields::Resources(const json& base, const std::string& key,
-                                           const std::string& path, Resource start, Resource* formats) const {
+                                           const std::string& path, Resource start, Resource* formats,
+                                           NameFilter keep) const {
   ASSIGN_OR_RETURN(const json* v, Find(base, key, path));
   if (!v) return start;
   if (!v->is_object()) return Error(Join(path, key), absl::StrCat("must be an object, got ", TypeName(*v)));
   for (const auto& [name, q] : v->items()) {
+    if (keep && !keep(name)) continue;
     ResourceId id = names_.Hold(name);
     QuantityFormat format;
     auto value = QuantityFromJson(q, id, formats ? &format : nullptr);

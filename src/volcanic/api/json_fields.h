@@ -45,10 +45,12 @@ class Fields {
                                     const std::string& path) const;
   // A ResourceList into a resource vector starting from `start`; with
   // `formats`, the QuantityFormat of each quantity read is set there too.
-  // The names read are held until TakeResourceNames.
+  // The names read are held until TakeResourceNames. With `keep`, only the
+  // names it accepts are read; the others are skipped unparsed.
+  using NameFilter = bool (*)(std::string_view name);
   absl::StatusOr<Resource> Resources(const json& base, const std::string& key,
                                      const std::string& path, Resource start = {},
-                                     Resource* formats = nullptr) const;
+                                     Resource* formats = nullptr, NameFilter keep = nullptr) const;
   // The resource names read so far, for the object being built to hold.
   ResourceNameRefs TakeResourceNames() const { return std::move(names_); }
   // Whether base[key] is present and not null.

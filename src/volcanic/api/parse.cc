@@ -19,8 +19,22 @@ constexpr char kGroupNameAnnotation[] = "scheduling.k8s.io/group-name";
 constexpr char kTaskSpecKey[] = "volcano.sh/task-spec";
 constexpr char kTaskPriorityKey[] = "volcano.sh/task-priority";
 constexpr char kPreemptableKey[] = "volcano.sh/preemptable";
+constexpr char kQueueAllocationGate[] = "scheduling.volcano.sh/queue-allocation-gate";
 constexpr char kHierarchyKey[] = "volcano.sh/hierarchy";
 constexpr char kHierarchyWeightsKey[] = "volcano.sh/hierarchy-weights";
+
+// The names of a PodGroup's minResources the scheduler counts (Volcano's
+// NewResource, pkg/scheduler/api/resource_info.go): cpu, memory, pods,
+// ephemeral-storage and scalar resources (a name with a domain, hugepages-,
+// attachable-volumes-). The ResourceQuota keys a generated PodGroup also
+// carries (count/pods, requests.cpu, limits.memory, ...) are not resources
+// of a node: they are skipped.
+bool SchedulerReadsMinResource(std::string_view name) {
+  if (name == "cpu" || name == "memory" || name == "pods" || name == "ephemeral-storage") return true;
+  auto starts = [name](std::string_view prefix) { return name.substr(0, prefix.size()) == prefix; };
+  if (starts("count/") || starts("requests.")) return false;
+  return name.find('/') != std::string_view::npos || starts("hugepages-") || starts("attachable-volumes-");
+}
 
 struct Meta {
   std::string name, ns, uid;
@@ -342,6 +356,8 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
 
   ASSIGN_OR_RETURN(const json* gates, f.Array(*spec, "schedulingGates", "spec"));
   t.gated = !gates->empty();
+  t.queue_gate_only = gates->size() == 1 && (*gates)[0].is_object() &&
+                      (*gates)[0].value("name", json()) == kQueueAllocationGate;
   ASSIGN_OR_RETURN(auto scheduler, f.String(*spec, "schedulerName", "spec"));
   ASSIGN_OR_RETURN(auto node_name, f.String(*spec, "nodeName", "spec"));
   ASSIGN_OR_RETURN(auto priority, f.Int(*spec, "priority", "spec"));
@@ -473,7 +489,8 @@ absl::StatusOr<JobInfo> ParsePodGroup(const json& obj, const ParseOptions& opts)
     ASSIGN_OR_RETURN(auto pc, f.String(*spec, "priorityClassName", "spec"));
     j.priority_class_name = pc.value_or("");
     if (Fields::Has(*spec, "minResources")) {
-      ASSIGN_OR_RETURN(j.min_resources, f.Resources(*spec, "minResources", "spec"));
+      ASSIGN_OR_RETURN(j.min_resources,
+                       f.Resources(*spec, "minResources", "spec", {}, nullptr, &SchedulerReadsMinResource));
     }
   } else {
     j.queue = opts.default_queue;

@@ -21,6 +21,10 @@ using nlohmann::json;
 struct ParseOptions {
   std::string scheduler_name = "volcano";
   std::string default_queue = "default";
+  // A pod of the scheduler without a group annotation is its own group of
+  // one at once (volcanic.schedule's convenience). Off, as in Volcano, it
+  // waits for the PodGroup the PodGroup controller makes for it.
+  bool bare_pods_as_groups = false;
 };
 
 absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts);

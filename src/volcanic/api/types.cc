@@ -107,6 +107,9 @@ void JobInfo::Account(const TaskInfo& t, int sign) {
   if (In(t.status, kAllocatedMask)) {
     if (sign > 0) allocated += t.resreq; else allocated -= t.resreq;
   }
+  if (t.SchedulingGated()) {
+    if (sign > 0) gated_request += t.resreq; else gated_request -= t.resreq;
+  }
 }
 
 void JobInfo::AddTask(TaskInfo* t) {
@@ -147,13 +150,14 @@ void JobInfo::Recount() {
     // Inqueue are in `allocated` already: Volcano's fix against counting
     // them twice). Overcommit reserves an Inqueue job's whole minResources.
     bool running_ready = phase == "Running" && min_resources && Count(kAllocatedMask) >= min_available;
-    if (phase == "Inqueue") {
+    if (phase == "Inqueue" || running_ready) {
       terms.inqueue.AddExcess(min, allocated);
-      terms.overcommit_inqueue += min;
-    }
-    if (running_ready) {
-      terms.inqueue.AddExcess(min, allocated);
-      terms.overcommit_inqueue.AddExcess(min, allocated);
+      if (phase == "Inqueue") terms.overcommit_inqueue += min;
+      else terms.overcommit_inqueue.AddExcess(min, allocated);
+      if (!gated_request.IsEmpty()) {  // scheduling-gated tasks reserve nothing (DeductGated)
+        terms.inqueue = DeductGated(terms.inqueue);
+        terms.overcommit_inqueue = DeductGated(terms.overcommit_inqueue);
+      }
     }
     terms.elastic.AddExcess(allocated, min);
   }

@@ -94,6 +94,12 @@ struct TaskInfo {
   Assumed assumed = Assumed::kNone;
   bool terminating = false;  // deletionTimestamp set
   bool gated = false;        // spec.schedulingGates not empty: not scheduled yet
+  // Its only gate is Volcano's queue-allocation gate, which the scheduler
+  // lifts: such a task still reserves its share of an admitted job.
+  bool queue_gate_only = false;
+  // Gated by some other gate: the job's admission does not reserve for it
+  // (Volcano's GetSchGatedPodResources).
+  bool SchedulingGated() const { return gated && !queue_gate_only; }
   // vGPU (vgpu.h): what the containers ask, the annotations a fit reads
   // (GpuAnnotations, once here rather than per node tried), and the cards they
   // hold, from the pod's annotation or chosen by the session that placed it.
@@ -177,6 +183,9 @@ struct JobInfo {
   // Tasks the last session saw, to tell a gang whose pods are still being
   // created (Session::WriteUnschedulable).
   size_t tasks_seen = 0;
+  // The Event last reported for its PodGroup (type, reason and message), so
+  // an unchanged one is not reported again (Session::ReportPodGroupEvent).
+  std::string last_event;
 
   absl::btree_map<std::string, TaskInfo*> tasks;  // by task key
   std::array<int, kTaskStatusCount> count{};      // tasks per status
@@ -184,6 +193,7 @@ struct JobInfo {
   Resource allocated;                              // Σ resreq of allocated tasks
   Resource pending_request;                        // Σ resreq of Pending tasks
   Resource total_request;                          // Σ resreq of all tasks
+  Resource gated_request;                          // Σ resreq of SchedulingGated tasks
   // Its terms in the cache's per-queue sums; unlinked outside a cache.
   QueueSumsLink queue_sums;
 
@@ -206,6 +216,10 @@ struct JobInfo {
   // Releasing tasks still on a node: terminating pods that hold their slots.
   int ReleasingScheduledTaskNum() const;
   bool IsPending() const { return phase.empty() || std::string_view(phase) == "Pending"; }
+  // Volcano's DeductSchGatedResources (pkg/scheduler/api/job_info.go): `r`
+  // less what its scheduling-gated tasks request, per dimension, not below
+  // zero, so gated pods do not hold room that other jobs could be admitted to.
+  Resource DeductGated(const Resource& r) const { return gated_request.IsEmpty() ? r : r.SubFloorZero(gated_request); }
 };
 
 struct QueueInfo {

@@ -113,6 +113,8 @@ py::dict ToPython(const Decisions& d, QuantityDicts& quantities) {
     queues[py::str(name)] = q;
   }
   for (const auto& [k, reason] : d.unschedulable) unschedulable[py::str(k)] = reason;
+  py::dict events;
+  for (const auto& [k, e] : d.podgroup_events) events[py::str(k)] = py::make_tuple(e.type, e.reason, e.message);
   for (const auto& [name, s] : d.action_seconds) seconds[py::str(name)] = s;
   py::dict timings;
   for (const auto& [plugin, hooks] : d.plugin_timings) {
@@ -133,8 +135,11 @@ py::dict ToPython(const Decisions& d, QuantityDicts& quantities) {
   out[Key("podgroups")] = podgroups;
   out[Key("queues")] = queues;
   out[Key("unschedulable")] = unschedulable;
+  out[Key("podgroup_events")] = events;
   out[Key("deferred")] = d.deferred;
   out[Key("pending")] = d.pending;
+  out[Key("wake_at")] = d.wake_at_ms ? py::object(py::float_(static_cast<double>(*d.wake_at_ms) / 1000))
+                                     : py::object(py::none());
   out[Key("action_seconds")] = seconds;
   out[Key("plugin_timings")] = timings;
   return out;
@@ -160,10 +165,13 @@ SchedulerConf ConfFrom(const std::optional<std::string>& conf_json, const Regist
   return *std::move(conf);
 }
 
-Scheduler MakeScheduler(const std::optional<std::string>& conf_json, const std::vector<PyPluginSpec>& plugins) {
+Scheduler MakeScheduler(const std::optional<std::string>& conf_json, const std::vector<PyPluginSpec>& plugins,
+                        bool bare_pods_as_groups) {
   Registry registry = RegistryWith(plugins);
   SchedulerConf conf = ConfFrom(conf_json, registry);
-  return Scheduler(std::move(conf), std::move(registry));
+  ParseOptions opts;
+  opts.bare_pods_as_groups = bare_pods_as_groups;
+  return Scheduler(std::move(conf), std::move(registry), std::move(opts));
 }
 
 std::unique_ptr<HookBudget> BudgetOf(std::optional<double> seconds) {
@@ -184,8 +192,8 @@ std::unique_ptr<HookBudget> BudgetOf(std::optional<double> seconds) {
 class PyScheduler {
  public:
   PyScheduler(const std::optional<std::string>& conf_json, const std::vector<PyPluginSpec>& plugins,
-              std::optional<double> python_hook_budget)
-      : budget_(BudgetOf(python_hook_budget)), s_(MakeScheduler(conf_json, plugins)) {}
+              std::optional<double> python_hook_budget, bool bare_pods_as_groups)
+      : budget_(BudgetOf(python_hook_budget)), s_(MakeScheduler(conf_json, plugins, bare_pods_as_groups)) {}
 
   ~PyScheduler() {
     py::gil_scoped_release release;  // the watchdog may be waiting for the GIL
@@ -298,9 +306,10 @@ class PyScheduler {
 
 void BindScheduler(py::module_& m) {
   py::class_<PyScheduler>(m, "Scheduler")
-      .def(py::init<const std::optional<std::string>&, const std::vector<PyPluginSpec>&, std::optional<double>>(),
+      .def(py::init<const std::optional<std::string>&, const std::vector<PyPluginSpec>&, std::optional<double>,
+                    bool>(),
            py::arg("conf_json") = py::none(), py::arg("plugins") = std::vector<PyPluginSpec>(),
-           py::arg("python_hook_budget") = py::none())
+           py::arg("python_hook_budget") = py::none(), py::arg("bare_pods_as_groups") = false)
       .def("upsert", &PyScheduler::Upsert, py::arg("obj"))
       .def("upsert_many", &PyScheduler::UpsertMany, py::arg("objs"))
       .def("delete", &PyScheduler::Delete, py::arg("kind"), py::arg("name"), py::arg("namespace") = py::none())

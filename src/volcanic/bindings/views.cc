@@ -2,6 +2,7 @@
 // CPython types (view_types.h), and the per-session ViewCache.
 #include "volcanic/bindings/views.h"
 
+#include <cmath>
 #include <functional>
 #include <vector>
 
@@ -188,6 +189,26 @@ PyGetSetDef kSessionGetSet[] = {
     Prop<SessionView>("uid", [](SessionView& v) { return Str(v.s->uid()); }),
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
+// session.wake_at(t): a decision of the plugin changes at `t` (Unix seconds)
+// with time alone; the loop runs a session then (Session::WakeAt).
+PyObject* SessionWakeAt(PyObject* self, PyObject* arg) {
+  SessionView& v = Of<SessionView>(self);
+  if (Closed(v.scope)) return nullptr;
+  double seconds = PyFloat_AsDouble(arg);
+  if (seconds == -1.0 && PyErr_Occurred()) return nullptr;
+  if (!std::isfinite(seconds) || std::abs(seconds) >= 9e15) {
+    PyErr_SetString(PyExc_ValueError, "wake_at: must be Unix seconds (a finite number below 9e15)");
+    return nullptr;
+  }
+  v.s->WakeAt(static_cast<int64_t>(std::ceil(seconds * 1000)));
+  return Py_NewRef(Py_None);
+}
+
+PyMethodDef kSessionMethods[] = {
+    {"wake_at", &SessionWakeAt, METH_O,
+     "wake_at(t): some decision of this plugin changes at t (Unix seconds) with time alone; a session runs then"},
+    {nullptr, nullptr, 0, nullptr}};
+
 template <typename T>
 PyTypeObject* EntityType(py::module_& m, const char* name, const char* qualified, PyGetSetDef* getset,
                          const char* doc) {
@@ -207,6 +228,7 @@ PyTypeObject* EntityType<SessionView>(py::module_& m, const char* name, const ch
   PyType_Slot slots[] = {{Py_tp_dealloc, reinterpret_cast<void*>(&Dealloc<SessionView>)},
                          {Py_tp_getset, getset},
                          {Py_tp_repr, reinterpret_cast<void*>(&Repr<SessionView>)},
+                         {Py_tp_methods, kSessionMethods},
                          {Py_tp_doc, const_cast<char*>(doc)},
                          {0, nullptr}};
   return NewType(m, name, qualified, slots, sizeof(Box<SessionView>));

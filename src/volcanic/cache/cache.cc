@@ -186,7 +186,7 @@ void Cache::AttachTask(TaskInfo* t) {
       job->ns = t->ns;
       job->name = t->job_key.substr(t->ns.size() + 1);
       job->uid = job->key;
-      if (t->implicit_group) {
+      if (t->implicit_group && opts_.bare_pods_as_groups) {
         // What Volcano's PodGroup controller would create for a bare pod.
         job->implicit = true;
         job->min_available = 1;
@@ -265,12 +265,14 @@ absl::StatusOr<Cache::Change> Cache::UpsertPodGroup(const json& obj) {
   // arrival order and what the last session saw.
   parsed.arrival = job->arrival;
   parsed.tasks_seen = job->tasks_seen;
+  parsed.last_event = std::move(job->last_event);
   parsed.tasks = std::move(job->tasks);
   parsed.count = job->count;
   parsed.pending_best_effort = job->pending_best_effort;
   parsed.allocated = std::move(job->allocated);
   parsed.pending_request = std::move(job->pending_request);
   parsed.total_request = std::move(job->total_request);
+  parsed.gated_request = std::move(job->gated_request);
   *job = std::move(parsed);  // keeps the job's link to the queue sums
   job->Recount();
   return Change::kChanged;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,12 @@
 #include "volcanic/api/types.h"
 
 namespace volcanic {
+
+// An Event to record on a PodGroup (involvedObject), as Volcano's
+// SchedulerCache.RecordJobStatusEvent records one.
+struct PodGroupEvent {
+  std::string type, reason, message;
+};
 
 struct PodGroupStatusOut {
   std::string phase;
@@ -34,11 +41,17 @@ struct Decisions {
   std::map<std::string, Resource> queue_allocated;             // queue -> allocated
   std::map<std::string, Resource> queue_deserved;              // queue -> deserved, if a plugin computed it
   std::map<std::string, std::string> unschedulable;            // pod key -> reason
+  // job key -> the Event its PodGroup gets; only one that differs from the
+  // last reported for the job (an unchanged one is not sent again).
+  std::map<std::string, PodGroupEvent> podgroup_events;
   bool deferred = false;  // pod conditions held back for the next session (a growing gang)
   // Some job waits to be enqueued or has a pod waiting for a node, once the
   // session closed: a session after one that changed PodGroup phases may then
   // decide otherwise (an enqueue counts the phases), though nothing else changed.
   bool pending = false;
+  // The earliest instant after the session (ms since the epoch) at which a
+  // decision could change with time alone (Session::WakeAt), if any.
+  std::optional<int64_t> wake_at_ms;
   std::vector<std::pair<std::string, double>> action_seconds;  // action -> wall seconds
   // plugin -> extension point (HookKindName) -> time, for the points it was called on.
   std::map<std::string, std::map<std::string, HookTime>> plugin_timings;

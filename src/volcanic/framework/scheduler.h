@@ -20,8 +20,8 @@ namespace volcanic {
 class Scheduler {
  public:
   // `conf` must have been parsed against `registry` (ParseSchedulerConf).
-  explicit Scheduler(SchedulerConf conf, Registry registry = Registry::Builtins())
-      : conf_(std::move(conf)), registry_(std::move(registry)) {}
+  explicit Scheduler(SchedulerConf conf, Registry registry = Registry::Builtins(), ParseOptions opts = {})
+      : cache_(std::move(opts)), conf_(std::move(conf)), registry_(std::move(registry)) {}
 
   Cache& cache() { return cache_; }
   const SchedulerConf& conf() const { return conf_; }

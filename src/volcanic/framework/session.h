@@ -78,6 +78,14 @@ class Session {
   const QueueInfo* FindQueue(const std::string& name) const;
   const Resource& total_resource() const { return total_resource_; }
   int64_t now_ms() const { return opts_.now_ms; }
+  // A decision of this session would change at `ms` (a deadline passing)
+  // though nothing else changed: the earliest such instant after now is
+  // reported in Decisions::wake_at_ms, so a loop that skips idle periods
+  // still runs a session then. Instants at or before now are ignored. A
+  // request, not a change of the session: read-only views may make it.
+  void WakeAt(int64_t ms) const {
+    if (ms > opts_.now_ms && (!wake_at_ms_ || ms < *wake_at_ms_)) wake_at_ms_ = ms;
+  }
   const std::string& uid() const { return opts_.uid; }
   NodeSearch& node_search() { return *node_search_; }
   // Counts changes to node accounting: caches keyed by it stay exact.
@@ -160,6 +168,10 @@ class Session {
   // fit no node in this session: Volcano skips the rest of the role.
   const FitErrors* RoleFitErrors(const TaskInfo& t) const;
   bool NeedContinueAllocating(const JobInfo& job) const;
+  // What kept a whole job back (Volcano's JobInfo.JobFitErrors), told as the
+  // origin reason of its fit error ahead of any task's; a job whose queue
+  // does not exist says so without it.
+  void SetJobFitError(const JobInfo& job, std::string reason) { job_fit_errors_[&job] = std::move(reason); }
 
   // A queue's deserved resources as the queue-sharing plugin computed them,
   // reported in the decisions beside status.allocated.
@@ -187,6 +199,7 @@ class Session {
   void ResolvePriorities();
   void ClosePlugins();
   void WritePodGroupStatus(Decisions* out);
+  void ReportPodGroupEvent(std::string_view key, JobInfo* job, bool status_changed, Decisions* out);
   void WriteQueueStatus(Decisions* out);
   void RevertUncommitted();
   void RollBack();
@@ -232,6 +245,7 @@ class Session {
     std::map<std::string, std::string> first_by_role;  // role -> first failing task key
   };
   absl::flat_hash_map<const JobInfo*, JobFits> fit_errors_;
+  absl::flat_hash_map<const JobInfo*, std::string> job_fit_errors_;
   std::vector<TaskInfo*> touched_;  // tasks this session allocated or pipelined
   // Before a task's change: its job's allocated, if this session has not changed the job yet.
   void KeepAllocatedAtOpen(const TaskInfo& t);
@@ -254,6 +268,7 @@ class Session {
   GpuChooser gpu_chooser_;
   std::vector<std::string> evictions_;
   std::map<std::string, Resource> deserved_;
+  mutable std::optional<int64_t> wake_at_ms_;
 };
 
 }  // namespace volcanic

@@ -50,6 +50,10 @@ std::string Session::JobFitError(const JobInfo& job) const {
     if (pending > schedulable) reasons["Unschedulable"] = pending - schedulable;
     absl::StrAppend(&msg, "; Pending: ", SortedHistogram(reasons));
   }
+  // Volcano's JobFitErrors come first: what kept the whole job back.
+  if (auto it = job_fit_errors_.find(&job); it != job_fit_errors_.end())
+    return absl::StrCat(msg, ". Origin reason is: ", it->second);
+  if (!FindQueue(job.queue)) return absl::StrCat(msg, ". Origin reason is: queue ", job.queue, " does not exist");
   // Volcano names a random task here; the first by name is as good and stable.
   auto j = fit_errors_.find(&job);
   if (j != fit_errors_.end() && !j->second.by_task.empty()) {
@@ -71,6 +75,7 @@ void Session::Close(Decisions* out) {
   for (const auto& [key, job] : jobs_)
     if (job->IsPending() || job->Count(Mask(TaskStatus::kPending)) > 0) out->pending = true;
   WriteQueueStatus(out);
+  out->wake_at_ms = wake_at_ms_;
   out->binds = binds_;
   out->bind_annotations = bind_annotations_;
   out->evictions = evictions_;
@@ -88,9 +93,10 @@ void Session::WritePodGroupStatus(Decisions* out) {
     std::array<int32_t, 3> counts = {job->Count(Mask(TaskStatus::kRunning)),
                                      job->Count(Mask(TaskStatus::kSucceeded)),
                                      job->Count(Mask(TaskStatus::kFailed))};
-    if (opts_.changed_only && job->status_known && job->phase == job->status_phase && job->conditions == job->status_conditions &&
-        counts == job->status_counts)
-      continue;
+    bool unchanged = job->status_known && job->phase == job->status_phase &&
+                     job->conditions == job->status_conditions && counts == job->status_counts;
+    ReportPodGroupEvent(key, job, !unchanged, out);
+    if (opts_.changed_only && unchanged) continue;
     PodGroupStatusOut& st = out->podgroups[std::string(key)];
     st.phase = job->phase;
     st.conditions = job->conditions;
@@ -98,6 +104,31 @@ void Session::WritePodGroupStatus(Decisions* out) {
     st.succeeded = counts[1];
     st.failed = counts[2];
   }
+}
+
+// Volcano's RecordJobStatusEvent (pkg/scheduler/cache/cache.go), called for
+// every job of the session: a Warning Unschedulable on a PodGroup still
+// Pending, Inqueue or Unknown, else a Normal Scheduled when its status
+// changed. Kubernetes' recorder folds repeats of an identical Event into one
+// (a count); here an unchanged one is not reported at all, so the API
+// server's load does not grow with the number of waiting gangs.
+void Session::ReportPodGroupEvent(std::string_view key, JobInfo* job, bool status_changed, Decisions* out) {
+  if (!job->has_podgroup) return;
+  std::string_view phase = job->phase;
+  PodGroupEvent e;
+  if (phase == "Pending" || phase == "Inqueue" || phase == "Unknown") {
+    e = {"Warning", "Unschedulable",
+         absl::StrCat(job->Count(Mask(TaskStatus::kPending)), "/", job->tasks.size(),
+                      " tasks in gang unschedulable: ", JobFitError(*job))};
+  } else if (status_changed) {
+    e = {"Normal", "Scheduled", "pod group is ready"};
+  } else {
+    return;
+  }
+  std::string id = absl::StrCat(e.type, "\n", e.reason, "\n", e.message);
+  if (id == job->last_event) return;
+  job->last_event = std::move(id);
+  out->podgroup_events[std::string(key)] = std::move(e);
 }
 
 // queue.status.allocated: Σ requests of allocated tasks, added up the parent

@@ -60,7 +60,12 @@ class CapacityPlugin : public Plugin {
   void OnSessionOpen(PluginHandle& h) override {
     Session& ssn = h.session();
     hierarchy_ = HierarchyEnabled(ssn.conf());
-    ready_ = hierarchy_ ? tree_.BuildHierarchy(ssn).empty() : (tree_.BuildFlat(ssn), true);
+    std::string broken;  // why the queue hierarchy cannot be used
+    if (hierarchy_) broken = tree_.BuildHierarchy(ssn); else tree_.BuildFlat(ssn);
+    ready_ = broken.empty();
+    // Volcano only logs this and rejects every job; users are told why on each PodGroup.
+    if (!ready_)
+      for (const auto& [key, job] : ssn.jobs()) ssn.SetJobFitError(*job, "capacity: " + broken);
     if (ready_) h.AddQueueOrderFn([this](const QueueInfo& l, const QueueInfo& r) { return Order(l, r); });
     if (ready_ && hierarchy_)
       h.AddVictimQueueOrderFn([this](const QueueInfo& l, const QueueInfo& r, const QueueInfo& p) {
@@ -137,7 +142,7 @@ class CapacityPlugin : public Plugin {
   void Enqueued(const JobInfo& job) {
     QueueAttr* a = Find(job.queue);
     if (!a || !job.min_resources) return;
-    Resource admitted = capacity::DeductGated(job, *job.min_resources);
+    Resource admitted = job.DeductGated(*job.min_resources);
     a->inqueue += admitted;
     for (QueueAttr* up : a->ancestors) up->inqueue += admitted;
   }

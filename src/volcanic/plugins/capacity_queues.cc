@@ -48,13 +48,6 @@ void QueueAttr::UpdateShare() {
     if (i != kPods && deserved.Get(i) > 0) share = std::max(share, Share(allocated.Get(i), deserved.Get(i)));
 }
 
-Resource DeductGated(const JobInfo& job, const Resource& r) {
-  Resource gated;
-  for (const auto& [key, t] : job.tasks)
-    if (t->gated) gated += t->resreq;
-  return gated.IsEmpty() ? r : r.SubFloorZero(gated);
-}
-
 JobUse UseOf(const JobInfo& job) {
   JobUse use;
   use.allocated = job.allocated;
@@ -64,7 +57,7 @@ JobUse UseOf(const JobInfo& job) {
   // guard against reserving again for a job whose driver finished).
   bool reserves = job.phase == "Inqueue" ||
                   (job.phase == "Running" && job.Count(kAllocatedMask) >= job.min_available);
-  if (job.min_resources && reserves) use.inqueue = DeductGated(job, min.SubFloorZero(job.allocated));
+  if (job.min_resources && reserves) use.inqueue = job.DeductGated(min.SubFloorZero(job.allocated));
   use.elastic = job.allocated.SubFloorZero(min);
   return use;
 }

@@ -82,10 +82,6 @@ struct JobUse {
   Resource allocated, inqueue, elastic;
 };
 JobUse UseOf(const JobInfo& job);
-// Volcano's DeductSchGatedResources: `r` less what the job's gated tasks
-// request, per dimension, not below zero.
-Resource DeductGated(const JobInfo& job, const Resource& r);
-
 // Resource comparisons of Volcano's capacity plugin (resource_info.go),
 // `pods` left out:
 // - some dimension both use (Intersection);

@@ -38,7 +38,7 @@ class OvercommitPlugin : public Plugin {
       return FitsOnRequested(inqueue_ + *job.min_resources, idle_, *job.min_resources) ? kPermit : kReject;
     });
     h.AddJobEnqueuedFn([this](const JobInfo& job) {
-      if (job.min_resources) inqueue_ += *job.min_resources;
+      if (job.min_resources) inqueue_ += job.DeductGated(*job.min_resources);
     });
   }
 

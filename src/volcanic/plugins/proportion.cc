@@ -87,7 +87,7 @@ class ProportionPlugin : public Plugin {
       return FitsOnRequested(need, a->real_capability, *job.min_resources) ? kPermit : kReject;
     });
     h.AddJobEnqueuedFn([this](const JobInfo& job) {
-      if (QueueAttr* a = Find(job.queue); a && job.min_resources) a->inqueue += *job.min_resources;
+      if (QueueAttr* a = Find(job.queue); a && job.min_resources) a->inqueue += job.DeductGated(*job.min_resources);
     });
     h.AddEventHandler([this](const TaskInfo& t) { Update(t, +1); }, [this](const TaskInfo& t) { Update(t, -1); });
   }

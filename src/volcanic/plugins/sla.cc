@@ -8,6 +8,8 @@
 // abstains.
 //
 // Cost: one annotation parse per job at session open; each callback O(1).
+// Time: the vote changes when a deadline passes, so the plugin asks for a
+// session at the earliest deadline still ahead (Session::WakeAt).
 // Bad input: a malformed or non-positive sla-waiting-time argument is a
 // ConfigError naming the plugin and argument (Volcano logs it and runs
 // without a global waiting time). A malformed or non-positive annotation is
@@ -59,7 +61,13 @@ class SlaPlugin : public Plugin {
     for (const auto& [key, job] : ssn.jobs()) {
       std::optional<int64_t> wait = AnnotatedWait(*job);
       if (!wait) wait = global_wait_;
-      if (wait) deadlines_[job] = static_cast<__int128>(job->creation_ms) * kNanosPerMs + *wait;
+      if (!wait) continue;
+      __int128 deadline = static_cast<__int128>(job->creation_ms) * kNanosPerMs + *wait;
+      deadlines_[job] = deadline;
+      // The vote turns to Permit at the deadline: a job it can still help
+      // (waiting to be enqueued, or with pods waiting) needs a session then.
+      if (deadline > now_ns_ && (job->IsPending() || job->Count(Mask(TaskStatus::kPending)) > 0))
+        ssn.WakeAt(static_cast<int64_t>((deadline + kNanosPerMs - 1) / kNanosPerMs));
     }
     h.AddJobOrderFn([this](const JobInfo& l, const JobInfo& r) {
       auto ld = Deadline(l), rd = Deadline(r);

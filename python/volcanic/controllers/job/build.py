@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 from volcanic.kube import quantity
@@ -23,6 +24,7 @@ from volcanic.controllers.keys import (
     TASK_INDEX,
     TASK_SPEC,
 )
+from volcanic.controllers.podgroup import quota_usage
 from volcanic.kube.informers import Lister
 from volcanic.kube.objects import clone
 
@@ -102,30 +104,41 @@ def _sub_group(task: Obj) -> Obj:
 
 
 def min_resources(job: Obj, lister: Lister) -> dict[str, str]:
-    """calcPGMinResources: tasks by their template's priority (highest first); the requests
-    of the pods the gang needs (reference §2.3)."""
+    """calcPGMinResources: tasks by their template's priority (highest first); the quota
+    usage (util.CalTaskRequests: `pods`, `count/pods`, requests and limits under quota's
+    names, see controllers/podgroup.py quota_usage) of the pods the gang needs (reference §2.3)."""
     spec = job["spec"]
     tasks = list(spec.get("tasks") or [])
     tasks.sort(key=lambda t: -_priority_of(t, lister))  # stable: equal priorities keep spec order
     job_min = spec.get("minAvailable") or 0
-    requests = [quantity.pod_requests((t.get("template") or {}).get("spec") or {},
-                                      f"spec.tasks[{t.get('name')}].template.spec") for t in tasks]
+    usages = [_task_usage(t) for t in tasks]
     total: quantity.Resources = {}
+
+    def add(usage: quantity.Resources, n: int) -> None:
+        if n > 0:  # CalTaskRequests of no replica adds no name, not zeros
+            quantity.add(total, usage, n)
     if job_min < sum(task_min_available(t) for t in tasks):
         left = job_min
-        for t, req in zip(tasks, requests):
+        for t, usage in zip(tasks, usages):
             n = min(left, t.get("replicas") or 0)
-            quantity.add(total, req, n)
+            add(usage, n)
             left -= n
     else:
-        for t, req in zip(tasks, requests):
-            quantity.add(total, req, task_min_available(t))
+        for t, usage in zip(tasks, usages):
+            add(usage, task_min_available(t))
         left = job_min - sum(task_min_available(t) for t in tasks)
-        for t, req in zip(tasks, requests):
+        for t, usage in zip(tasks, usages):
             n = max(0, min(left, (t.get("replicas") or 0) - task_min_available(t)))
-            quantity.add(total, req, n)
+            add(usage, n)
             left -= n
     return quantity.to_strings(total)
+
+
+def _task_usage(task: Obj) -> quantity.Resources:
+    """The quota usage of a pod of the task (Volcano's `&v1.Pod{Spec: template.Spec}`)."""
+    spec = (task.get("template") or {}).get("spec") or {}
+    usage = quota_usage(spec, where=f"spec.tasks[{task.get('name')}].template.spec")
+    return {name: (Fraction(milli, 1000), fmt) for name, (milli, fmt) in usage.items()}
 
 
 def template_priorities(job: Obj, lister: Lister) -> tuple[int, ...]:

@@ -4,8 +4,11 @@ actions through the job's policies (§2.2), delays or runs them through the stat
 
 Failures: an action that fails in a way a retry may cure (a store conflict, a refused pod,
 a missing claim, a plugin error) is requeued with back-off and, after MAX_REQUEUE failures,
-turned into TerminateJob; a job the controller cannot read (a malformed spec) is one
-Warning Event JobSpecError and the request is dropped; a bad policy timeout is a Warning
+turned into TerminateJob; a job whose spec the Job CRD's schema refuses (stored past it:
+older CRDs, volcanic.controllers.job.held) is held: a Warning Event JobSpecError with the API
+server's message and status.state reason and message, no pods, no PodGroup, nothing retried,
+until an update fixes it; a job the controller still cannot read (a malformed pod template)
+is one Warning Event JobSpecError and the request is dropped; a bad policy timeout is a Warning
 Event PolicyError and the action runs at once; a Command with an unknown action is
 consumed with a Warning Event UnknownAction and nothing else."""
 
@@ -18,6 +21,7 @@ from typing import Hashable
 from volcanic.kube.duration import format_duration
 from volcanic.controllers.events import controller_manager_recorder
 from volcanic.controllers.job import state
+from volcanic.controllers.job.held import SPEC_ERROR
 from volcanic.controllers.job.plugins import PluginError
 from volcanic.controllers.job.plugins.common import task_named
 from volcanic.controllers.job.policy import Request, apply_policies
@@ -25,7 +29,7 @@ from volcanic.controllers.job.sync import CreatesOut, JobActions, SyncError, Tar
 from volcanic.controllers.keys import JOB_API_VERSION, JOB_NAME, JOB_VERSION, OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
 from volcanic.controllers.runtime import Context, Controller
 from volcanic.kube.clock import Timer
-from volcanic.kube.errors import AdmissionError, NotFound, StoreError
+from volcanic.kube.errors import AdmissionError, InvalidObject, NotFound, StoreError
 from volcanic.kube.informers import Handler
 from volcanic.kube.objects import Obj
 
@@ -279,6 +283,10 @@ class JobController(Controller):
             self.forget(req)
             return
         action = req.action or "SyncJob"
+        problem = self._spec_problem(req, job)
+        if problem is not None:
+            self._hold(req, job, problem)
+            return
         try:
             action, delay = apply_policies(
                 job, req, warn=lambda message: self.recorder.event(job, "Warning", "PolicyError", message))
@@ -316,6 +324,35 @@ class JobController(Controller):
             self._wait_for(_Out(write, req, job, action))
         else:
             self._done(req, action)
+
+    def _spec_problem(self, req: Request, job: Obj) -> str | None:
+        """The API server's message when the job's spec fails the Job CRD's schema and the
+        request could sync it (create its PodGroup and pods): in Pending, Running or
+        Restarting, unless it asks to abort, complete or terminate the job, which only
+        deletes (so a held job can still be stopped). A job past those phases is only
+        cleaned up, whatever its spec."""
+        phase = ((job.get("status") or {}).get("state") or {}).get("phase") or "Pending"
+        if phase not in state.SYNCING or req.action in state.FINISHING:
+            return None
+        return self.actions.spec_problem(job)
+
+    def _hold(self, req: Request, job: Obj, problem: str) -> None:
+        """Holds a job whose spec the API server would refuse (see held.py): says so on the
+        job and drops the request; an update of the job brings a new request. A status write
+        the store refuses is retried with back-off, at most MAX_REQUEUE times; one refused for
+        the very spec (an API server that checks the whole object on a status write, without
+        validation ratcheting) is left unwritten: the Event says it all."""
+        try:
+            self.actions.hold(job, problem)
+        except StoreError:
+            self.retry_later(req, limit=MAX_REQUEUE)
+            return
+        except InvalidObject:
+            pass
+        self.forget(req)
+        if req.action:  # a Command's or a delayed policy's action: say it was not run
+            self.recorder.event(job, "Warning", SPEC_ERROR,
+                                f"action {req.action} not executed: the job's spec is invalid (status.state.message)")
 
     def _malformed(self, req: Request, job: Obj, action: str, e: Exception) -> None:
         self.forget(req)

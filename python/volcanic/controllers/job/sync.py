@@ -19,6 +19,7 @@ from typing import Any, Callable
 from volcanic.kube.duration import format_duration
 from volcanic.kube.events import Recorder
 from volcanic.controllers.job import build
+from volcanic.controllers.job.held import SPEC_ERROR, held_status, spec_problem, without_hold
 from volcanic.controllers.job.plugins import JobPlugin, PluginError, plugins_of
 from volcanic.controllers.job.plugins.common import task_named
 from volcanic.controllers.keys import OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
@@ -81,6 +82,10 @@ class JobActions:
         # job uid -> the last PodGroupPending message recorded (one Event per new message);
         # dropped by forget() when the job is deleted.
         self._pending_notes: dict[str, str] = {}
+        # job uid -> (generation, message) of the last JobSpecError Event recorded (see hold()),
+        # and (generation, the schema's message or None) of the last spec checked.
+        self._spec_notes: dict[str, tuple[Any, str]] = {}
+        self._spec_checked: dict[str, tuple[Any, str | None]] = {}
         # What a job's spec determines, made once: see _memo(). Bounded (cleared when full),
         # so entries of deleted jobs need not be dropped.
         self._derived: dict[tuple, Any] = {}
@@ -94,6 +99,8 @@ class JobActions:
     def forget(self, job: Obj) -> None:
         """Drops what is kept about a deleted job."""
         self._pending_notes.pop(job["metadata"].get("uid", ""), None)
+        self._spec_notes.pop(job["metadata"].get("uid", ""), None)
+        self._spec_checked.pop(job["metadata"].get("uid", ""), None)
         self._written.pop(job_key(job), None)
         self._unseen.pop(job_key(job), None)
 
@@ -113,6 +120,31 @@ class JobActions:
     def written(self, job: Obj) -> None:
         """Remembers the answer to a status write (see _latest)."""
         self._written[job_key(job)] = job
+
+    # Jobs stored past the CRD schema (volcanic.controllers.job.held).
+    def spec_problem(self, job: Obj) -> str | None:
+        """The API server's message if the Job CRD's schema refuses the job's spec, else
+        None; checked once per spec generation (about 30 us a job)."""
+        meta = job["metadata"]
+        checked = self._spec_checked.get(meta["uid"])
+        if checked is None or checked[0] != meta.get("generation") or meta.get("generation") is None:
+            checked = self._spec_checked[meta["uid"]] = (meta.get("generation"), spec_problem(job))
+        return checked[1]
+
+    def hold(self, job: Obj, message: str) -> None:
+        """Says on the job why it is held: a Warning Event JobSpecError, once per message and
+        spec generation, and status.state's reason and message (written only when they
+        change, so a held job costs nothing more per sync). Nothing else is done with it."""
+        meta = job["metadata"]
+        note = (meta.get("generation"), message)
+        current = self._latest(job) or job
+        status = held_status(current.get("status"), message, self._now())
+        if status == current.get("status"):
+            return
+        if self._spec_notes.get(meta["uid"]) != note:
+            self._spec_notes[meta["uid"]] = note
+            self.recorder.event(job, "Warning", SPEC_ERROR, message)
+        self.written(self.ctx.store.update_status(dict(current, status=status)))
 
     def pods_of(self, job: Obj) -> list[Obj]:
         return self.ctx.lister.by_index("Pod", "job", job_key(job))
@@ -426,6 +458,7 @@ class JobActions:
     def _finish(self, job: Obj, counts: "_Counts", update: UpdateFn | None, killed: bool = False,
                 background: bool = False) -> None:
         status = job["status"]
+        without_hold(status)  # the job runs (its spec passes), or its phase moves on
         for name in COUNTERS:
             status.pop(name, None)
             if getattr(counts, name):

@@ -25,7 +25,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from .ports import free_ports
 
@@ -73,8 +73,10 @@ class DevCluster:
         self.kubeconfig = self.dir / "admin.kubeconfig"
 
     # Commands.
-    def up(self, nodes: int = 0, log: Callable[[str], None] = print, stages: Path | None = None) -> None:
-        """Builds what is missing, starts what is not running, then makes `nodes` kwok nodes."""
+    def up(self, nodes: int = 0, log: Callable[[str], None] = print, stages: Path | None = None,
+           apiserver_flags: Sequence[str] = ()) -> None:
+        """Builds what is missing, starts what is not running, then makes `nodes` kwok nodes.
+        `apiserver_flags` (`--name=value`) replace or add to kube-apiserver's own."""
         self.toolchain.ensure(log=log)
         self.dir.mkdir(parents=True, exist_ok=True)
         ports = self._ports()
@@ -82,7 +84,7 @@ class DevCluster:
         if not self._running("etcd"):
             self._start("etcd", self._etcd_args(ports))
         if not self._running("kube-apiserver"):
-            self._start("kube-apiserver", self._apiserver_args(ports))
+            self._start("kube-apiserver", self._apiserver_args(ports, apiserver_flags))
         self._wait_ready(ports["apiserver"])
         self._trust_serving_certificate()
         if not self._running("kube-controller-manager"):
@@ -106,6 +108,36 @@ class DevCluster:
                 shutil.rmtree(self.dir / sub, ignore_errors=True)
             for f in ("ports.json", "tokens.csv", "admin.kubeconfig"):
                 (self.dir / f).unlink(missing_ok=True)
+
+    def restart_apiserver(self, flags: Sequence[str] = ()) -> None:
+        """Stops kube-apiserver and starts it again with `flags` (`--name=value`, replacing or
+        adding to its own: `--max-requests-inflight=1` throttles it); waits until it is ready.
+        Its watch caches start anew, so a watch resumed from an older resourceVersion gets 410
+        Gone; the other components keep running and reconnect."""
+        pid = self._pid("kube-apiserver")
+        if pid is not None:
+            _kill(pid)
+        ports = self._ports()
+        self._start("kube-apiserver", self._apiserver_args(ports, flags))
+        self._wait_ready(ports["apiserver"])
+
+    def service_account_kubeconfig(self, name: str, namespace: str = "default",
+                                   cluster_role: str = "cluster-admin", hours: int = 2) -> Path:
+        """A kubeconfig for ServiceAccount `name` bound to `cluster_role`, with a token good for
+        `hours`: a client the API server limits (`--max-requests-inflight` does not apply to
+        system:masters, which admin.kubeconfig's user is)."""
+        binding = f"{namespace}-{name}-{cluster_role}"
+        self.kubectl("create", "serviceaccount", name, "-n", namespace, check=False)
+        self.kubectl("create", "clusterrolebinding", binding, f"--clusterrole={cluster_role}",
+                     f"--serviceaccount={namespace}:{name}", check=False)
+        token = self.kubectl("create", "token", name, "-n", namespace, f"--duration={hours}h").stdout.strip()
+        config = yaml.safe_load(self.kubeconfig.read_text())
+        config["users"] = [{"name": name, "user": {"token": token}}]
+        config["contexts"][0]["context"]["user"] = name
+        path = self.dir / f"{namespace}-{name}.kubeconfig"
+        path.write_text(yaml.safe_dump(config))
+        path.chmod(0o600)
+        return path
 
     def env(self) -> str:
         return f"export KUBECONFIG={self.kubeconfig}"
@@ -223,7 +255,20 @@ class DevCluster:
                 "--initial-advertise-peer-urls", peer, "--initial-cluster", f"dev={peer}",
                 "--unsafe-no-fsync", "--quota-backend-bytes", str(8 << 30), "--log-level", "warn"]
 
-    def _apiserver_args(self, ports: dict[str, int]) -> list[str]:
+    def _apiserver_args(self, ports: dict[str, int], flags: Sequence[str] = ()) -> list[str]:
+        """kube-apiserver's flags, `flags` (`--name=value`) replacing those of the same name."""
+        own = self._own_apiserver_args(ports)
+        names = {f.split("=", 1)[0] for f in flags}
+        kept = []
+        for i, arg in enumerate(own):
+            if arg.startswith("--"):
+                name = arg.split("=", 1)[0]
+                takes_next = "=" not in arg and i + 1 < len(own) and not own[i + 1].startswith("--")
+                if name not in names:
+                    kept += [arg, own[i + 1]] if takes_next else [arg]
+        return kept + list(flags)
+
+    def _own_apiserver_args(self, ports: dict[str, int]) -> list[str]:
         pki = self.dir / "pki"
         return ["--etcd-servers", f"http://127.0.0.1:{ports['etcd']}", "--bind-address", "127.0.0.1",
                 "--advertise-address", "127.0.0.1", "--secure-port", str(ports["apiserver"]),

@@ -8,6 +8,7 @@ between calls; every store write names the job as the owner so cascade deletion 
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any, Callable, ClassVar, Iterator
 
@@ -18,14 +19,15 @@ from volcanic.kube.objects import Obj
 from volcanic.kube.store import Store
 
 DEFAULT_TASK_SPEC = "default"               # Volcano's task name for a pod without the annotation
+log = logging.getLogger("volcanic.controllers.job.plugins")
 
 FlagValue = bool | int | str
 
 
 class PluginError(ValueError):
-    """A bad plugin name, argument or input. Raised by a plugin it names the plugin; raised
-    through plugins_of() or a hook it also names the job, e.g.
-    'job default/tf: plugin "svc": unknown argument "--bogus"'."""
+    """A bad plugin name or input (a bad flag is not one: see parse_flags). Raised by a
+    plugin it names the plugin; raised through plugins_of() or a hook it also names the job,
+    e.g. 'job default/tf: unknown plugin "magic"; known plugins: ...'."""
 
 
 # --- Flags -------------------------------------------------------------------------------
@@ -34,12 +36,15 @@ _TRUE = {"1", "t", "T", "TRUE", "true", "True"}
 _FALSE = {"0", "f", "F", "FALSE", "false", "False"}
 
 
-def parse_flags(plugin: str, arguments: Any, defaults: dict[str, FlagValue]) -> dict[str, FlagValue]:
-    """Parse `arguments` the way Go's flag package does for a Volcano plugin: "-x" or "--x";
-    "--x=v" or, for a non-bool flag, "--x v"; a bare bool flag means true; "--" or the first
-    argument that is not a flag ends parsing (the rest is ignored, as Go does). The type of
-    each default (bool, int, str) is the flag's type. Unlike Volcano, which only logs a parse
-    error and goes on with the defaults, an unknown flag or a bad value is a PluginError."""
+def parse_flags(plugin: str, arguments: Any, defaults: dict[str, FlagValue]) -> tuple[dict[str, FlagValue], str | None]:
+    """Parse `arguments` as a Volcano plugin's flag.FlagSet (ContinueOnError) does: "-x" or
+    "--x"; "--x=v" or, for a non-bool flag, "--x v"; a bare bool flag means true; "--" or
+    the first argument that is not a flag ends parsing. The type of each default (bool, int,
+    str) is the flag's type. Returns the values and the parse error, if any, in Go's words
+    (e.g. "flag provided but not defined: -no-root"): like Go, parsing stops at the first
+    error and the flags read before it keep their values; the plugin logs the error and goes
+    on, as Volcano's plugins do. Arguments that are not a list of strings are a PluginError
+    (the CRD types them as one; Volcano could not decode the job)."""
     if not isinstance(arguments, (list, tuple)) or not all(isinstance(a, str) for a in arguments):
         raise PluginError(f'plugin "{plugin}": arguments must be a list of strings, got {arguments!r}')
     values = dict(defaults)
@@ -49,33 +54,38 @@ def parse_flags(plugin: str, arguments: Any, defaults: dict[str, FlagValue]) -> 
         i += 1
         if arg == "--" or len(arg) < 2 or not arg.startswith("-"):
             break
-        name, has_value, value = arg.lstrip("-").partition("=")
-        if not name or arg.startswith("---") or name.startswith("="):
-            raise PluginError(f'plugin "{plugin}": bad flag syntax "{arg}"')
+        name, has_value, value = arg[2:].partition("=") if arg.startswith("--") else arg[1:].partition("=")
+        if not name or name.startswith(("-", "=")):
+            return values, f"bad flag syntax: {arg}"
         if name not in defaults:
-            raise PluginError(f'plugin "{plugin}": unknown argument "{arg}"')
+            return values, f"flag provided but not defined: -{name}"
         kind = type(defaults[name])
-        if not has_value and kind is not bool:
+        if kind is bool and not has_value:
+            value = "true"
+        elif not has_value:
             if i >= len(arguments):
-                raise PluginError(f'plugin "{plugin}": argument "{arg}" needs a value')
+                return values, f"flag needs an argument: -{name}"
             value, i = arguments[i], i + 1
-        values[name] = _flag_value(plugin, name, kind, value if (has_value or kind is not bool) else "true")
-    return values
+        parsed = _flag_value(kind, value)
+        if parsed is None:
+            what = "invalid boolean value" if kind is bool else "invalid value"
+            return values, f'{what} "{value}" for {"" if kind is bool else "flag "}-{name}: parse error'
+        values[name] = parsed
+    return values, None
 
 
-def _flag_value(plugin: str, name: str, kind: type, text: str) -> FlagValue:
+def _flag_value(kind: type, text: str) -> FlagValue | None:
+    """`text` as Go's flag package reads a value of `kind`; None if it cannot."""
     if kind is bool:
-        if text in _TRUE or text in _FALSE:
-            return text in _TRUE
-    elif kind is int:
+        return True if text in _TRUE else False if text in _FALSE else None
+    if kind is int:
         try:
             return int(text, 0)
         except ValueError:
             if re.fullmatch(r"[+-]?0[0-7]+", text):  # Go reads a leading 0 as octal
                 return int(text, 8)
-    else:
-        return text
-    raise PluginError(f'plugin "{plugin}": invalid value "{text}" for argument "--{name}"')
+            return None
+    return text
 
 
 # --- The job -----------------------------------------------------------------------------
@@ -301,7 +311,8 @@ def delete_if_present(store: Store, kind: str, name: str, namespace: str) -> Non
 class JobPlugin:
     """A Volcano job plugin (reference §2.4): hooks the job controller calls when it builds a
     pod and when it initialises, updates or kills a job. `FLAGS` maps each accepted flag to
-    its default; the parsed values are in `self.flags`.
+    its default; the parsed values are in `self.flags`, and the parse error that stopped
+    reading them (logged; the job goes on, as in Volcano) in `self.flag_error`.
 
     The defaults here are what the plugins without cluster objects do: on_job_add records
     controlledResources["plugin-<name>"] once, on_job_delete drops it, and the pod and update
@@ -309,10 +320,18 @@ class JobPlugin:
 
     name: ClassVar[str]
     FLAGS: ClassVar[dict[str, FlagValue]] = {}
+    PARSES_FLAGS: ClassVar[bool] = True   # False: the arguments are ignored, as env's are
 
     def __init__(self, arguments: list[str]) -> None:
         self.arguments = list(arguments) if isinstance(arguments, (list, tuple)) else arguments
-        self.flags = parse_flags(self.name, arguments, self.FLAGS)
+        self.flag_error: str | None = None
+        if not self.PARSES_FLAGS:
+            self.flags: dict[str, FlagValue] = {}
+            return
+        self.flags, self.flag_error = parse_flags(self.name, arguments, self.FLAGS)
+        if self.flag_error:
+            # Volcano's plugins log this (klog.Errorf) and go on with what was parsed.
+            log.error("plugin %s flagset parse failed, err: %s", self.name, self.flag_error)
 
     def on_pod_create(self, pod: Obj, job: Obj) -> None:
         """Mutate `pod`, about to be created, in place."""

@@ -11,10 +11,11 @@ TASK_INDEX = "VC_TASK_INDEX"
 
 
 class EnvPlugin(JobPlugin):
-    """No flags (Volcano ignores this plugin's arguments; here a stray "--flag" is an error,
-    like every plugin's). No cluster objects: job hooks only record controlledResources."""
+    """No flags: its arguments are ignored, as Volcano's env plugin ignores them. No cluster
+    objects: job hooks only record controlledResources."""
 
     name = "env"
+    PARSES_FLAGS = False
 
     def on_pod_create(self, pod: Obj, job: Obj) -> None:
         """Set both index variables, the pod name's index suffix, on all (init) containers."""

@@ -19,6 +19,7 @@ from volcanic.controllers.job.plugins.common import (
     is_controlled,
     job_name,
     job_namespace,
+    log,
     mark_controlled,
     owned_object,
     tasks,
@@ -34,7 +35,9 @@ CONFIG = "config"
 ROOT_PATH = "/root/.ssh"   # the default key path
 RELATIVE_PATH = ".ssh"     # the Secret volume's directory, mounted by subPath
 KEY_BITS = 2048
-FILE_MODE = 0o600          # Volcano uses 0600 whatever the key path
+ROOT_FILE_MODE = 0o600     # the files' mode under /root/.ssh
+USER_FILE_MODE = 0o644     # under any other path (a non-root user must read them)
+DEFAULT_PORT = 22
 
 
 def secret_name(job: Obj) -> str:
@@ -69,22 +72,34 @@ def _b64(data: bytes) -> str:
 
 
 class SshPlugin(JobPlugin):
-    """Flags: --ssh-key-file-path (/root/.ssh) is where containers see the files;
-    --ssh-private-key and --ssh-public-key give the key pair instead of generating one (used
-    as given, when the private key is non-empty); --ssh-port (22) goes in the config."""
+    """Flags (Volcano v1.15.1's plugins/ssh/ssh.go): --ssh-key-file-path (/root/.ssh) is where
+    containers see the files; --ssh-private-key and --ssh-public-key give the key pair
+    instead of generating one (used as given, when the private key is non-empty); --ssh-port
+    (22) goes in the config, and a port outside 1-65535 falls back to 22 with a warning.
+    Older Volcano's --no-root is gone: like any unknown flag it is logged and ignored (a key
+    path other than /root/.ssh is what makes the files readable by a non-root user)."""
 
     name = "ssh"
     FLAGS = {"ssh-key-file-path": ROOT_PATH, "ssh-private-key": "", "ssh-public-key": "",
-             "ssh-port": 22}
+             "ssh-port": DEFAULT_PORT}
+
+    def __init__(self, arguments: list[str]) -> None:
+        super().__init__(arguments)
+        port = int(self.flags["ssh-port"])
+        if not 0 < port <= 65535:
+            log.warning("invalid ssh port %d, falling back to default port %d ...", port, DEFAULT_PORT)
+            self.flags["ssh-port"] = DEFAULT_PORT
 
     def on_pod_create(self, pod: Obj, job: Obj) -> None:
-        """Add the Secret volume (items under .ssh/, mode 0600) and mount it, subPath .ssh, at
-        the key path in every container and init container."""
+        """Add the Secret volume (items under .ssh/; mode 0600 under /root/.ssh, 0644 under any
+        other key path) and mount it, subPath .ssh, at the key path in every container and
+        init container."""
         name = secret_name(job)
         items = [{"key": k, "path": f"{RELATIVE_PATH}/{k}"}
                  for k in (PRIVATE_KEY, PUBLIC_KEY, AUTHORIZED_KEYS, CONFIG)]
+        mode = ROOT_FILE_MODE if self.flags["ssh-key-file-path"] == ROOT_PATH else USER_FILE_MODE
         add_volume(pod, {"name": name, "secret": {"secretName": name, "items": items,
-                                                  "defaultMode": FILE_MODE}})
+                                                  "defaultMode": mode}})
         for c in containers(pod):
             add_mount(c, {"name": name, "mountPath": self.flags["ssh-key-file-path"],
                           "subPath": RELATIVE_PATH})

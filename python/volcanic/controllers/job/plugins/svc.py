@@ -57,10 +57,12 @@ def pod_selector(job: Obj) -> dict[str, str]:
 
 
 class SvcPlugin(JobPlugin):
-    """Flags: --publish-not-ready-addresses (false) sets the Service's
-    publishNotReadyAddresses; --disable-network-policy (false) skips the NetworkPolicy;
-    --inject-hosts-env (true) exports the host lists as env (turn off for jobs so large the
-    lists would overflow the environment)."""
+    """Flags (Volcano v1.15.1's plugins/svc/svc.go): --publish-not-ready-addresses (false)
+    sets the Service's publishNotReadyAddresses; --disable-network-policy (false) skips the
+    NetworkPolicy. volcanic's own --inject-hosts-env (true) exports the host lists as env
+    (turn off for jobs so large the lists would overflow the environment). Any other flag
+    (e.g. --enable-networking, which Volcano's e2e passes) is logged and ignored, as in
+    Volcano."""
 
     name = "svc"
     FLAGS = {"publish-not-ready-addresses": False, "disable-network-policy": False,

@@ -1,0 +1,201 @@
+"""The schemas of Volcano's custom resources, once: `volcanic install` puts them into the
+CRDs it applies (volcanic.real.manifests), and the embedded cluster validates and defaults
+Jobs, PodGroups, Queues and Commands against them on create and update, as a real API
+server does with the CRDs (volcanic.cluster.api).
+
+    SCHEMAS["Job"]                    the Job CRD's openAPIV3Schema (a plain dict)
+    obj = defaulted(obj)              nulls dropped, defaults filled (a kind without a schema
+                                      is returned as it is)
+    obj = validated(obj, old)         defaulted, then checked; InvalidObject with the API
+                                      server's message, e.g. 'Job.batch.volcano.sh "j" is
+                                      invalid: spec.minAvailable: Invalid value: -1:
+                                      spec.minAvailable in body should be greater than or
+                                      equal to 0'
+
+The constraints are Volcano v1.15.1's CRDs' (config/crd/volcano/bases/*.yaml): every
+minimum, maximum, pattern, length, enum, required list and default of the spec. The schemas
+type what Volcano's do at the spec level but keep objects open
+(x-kubernetes-preserve-unknown-fields) and leave pod templates, claim specs and the status
+untyped, so every object Volcano stores is stored as sent; the status is written by
+volcanic's own controllers, and Volcano's status constraints are not repeated here.
+The admission webhook holds Volcano's other rules.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from volcanic.kube.errors import InvalidObject
+from volcanic.kube.kinds import KINDS
+from volcanic.kube.openapi import SchemaNode, compile_schema, schema_errors, with_defaults
+
+Obj = dict[str, Any]
+
+DNS1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+DNS1123_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+QUANTITY_PATTERN = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
+                    r"([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$")
+POLICY_EVENTS = ["*", "PodPending", "PodRunning", "PodFailed", "PodEvicted", "Unknown", "TaskCompleted",
+                 "OutOfSync", "CommandIssued", "JobUpdated", "TaskFailed"]
+
+STRING: Obj = {"type": "string"}
+BOOLEAN: Obj = {"type": "boolean"}
+OPEN: Obj = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+QUANTITY: Obj = {"anyOf": [{"type": "integer"}, {"type": "string"}], "pattern": QUANTITY_PATTERN,
+                 "x-kubernetes-int-or-string": True}
+RESOURCES: Obj = {"type": "object", "additionalProperties": QUANTITY}
+
+
+def int32(**constraints: Any) -> Obj:
+    return {"type": "integer", "format": "int32", **constraints}
+
+
+def string(**constraints: Any) -> Obj:
+    return {"type": "string", **constraints}
+
+
+def array(items: Obj, **constraints: Any) -> Obj:
+    return {"type": "array", "items": items, **constraints}
+
+
+def obj(required: list[str] | None = None, **properties: Obj) -> Obj:
+    """An object with typed properties that keeps fields it does not list."""
+    schema: Obj = {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _root(spec: Obj | None = None, status: bool = True, **extra: Obj) -> Obj:
+    properties: Obj = {"apiVersion": STRING, "kind": STRING, "metadata": {"type": "object"}}
+    if spec is not None:
+        properties["spec"] = spec
+    if status:
+        properties["status"] = OPEN
+    properties.update(extra)
+    return {"type": "object", "properties": properties}
+
+
+NETWORK_TOPOLOGY = obj(mode=string(enum=["hard", "soft"], default="hard"),
+                       highestTierAllowed={"type": "integer", "minimum": 0},
+                       highestTierName=string(maxLength=253))
+POLICY = obj(action=STRING, event=string(enum=POLICY_EVENTS), events=array(string(enum=POLICY_EVENTS)),
+             exitCode=int32(), timeout=STRING)
+TASK = obj(
+    name=string(maxLength=63, pattern=DNS1123_LABEL),
+    replicas=int32(minimum=0),
+    minAvailable=int32(minimum=0),
+    maxRetry=int32(minimum=0),
+    template=OPEN,
+    policies=array(POLICY),
+    topologyPolicy=string(enum=["none", "best-effort", "restricted", "single-numa-node"]),
+    dependsOn=obj(name=array(STRING), iteration=STRING),
+    partitionPolicy=obj(["partitionSize", "totalPartitions"],
+                        totalPartitions=int32(minimum=1), partitionSize=int32(minimum=1),
+                        minPartitions=int32(minimum=0, default=0), networkTopology=NETWORK_TOPOLOGY),
+)
+JOB_SPEC = obj(
+    schedulerName=string(maxLength=63),
+    minAvailable=int32(minimum=0),
+    volumes=array(obj(["mountPath"], mountPath=string(minLength=1, pattern="^[^:]+$"),
+                      volumeClaimName=string(maxLength=253), volumeClaim=OPEN)),
+    tasks=array(TASK, minItems=1),
+    policies=array(POLICY),
+    plugins={"type": "object", "additionalProperties": array(STRING)},
+    runningEstimate=STRING,
+    queue=string(maxLength=253, pattern=DNS1123_SUBDOMAIN, default="default"),
+    maxRetry=int32(minimum=0, default=3),
+    ttlSecondsAfterFinished=int32(minimum=0),
+    priorityClassName=string(maxLength=253, pattern=DNS1123_SUBDOMAIN),
+    minSuccess=int32(minimum=1),
+    networkTopology=NETWORK_TOPOLOGY,
+)
+LABEL_SELECTOR = obj(matchLabels={"type": "object", "additionalProperties": STRING},
+                     matchExpressions=array(obj(["key", "operator"], key=STRING, operator=STRING,
+                                                values=array(STRING))))
+PODGROUP_SPEC = obj(
+    minMember=int32(minimum=0),
+    minTaskMember={"type": "object", "additionalProperties": int32()},
+    queue=string(maxLength=253, pattern=DNS1123_SUBDOMAIN, default="default"),
+    priorityClassName=string(maxLength=253),
+    minResources=RESOURCES,
+    networkTopology=NETWORK_TOPOLOGY,
+    subGroupPolicy=array(obj(name=string(maxLength=253), subGroupSize=int32(minimum=1, default=1),
+                             minSubGroups=int32(minimum=0, default=0), labelSelector=LABEL_SELECTOR,
+                             matchLabelKeys=array(STRING), networkTopology=NETWORK_TOPOLOGY)),
+)
+NODE_GROUP_TERMS = obj(requiredDuringSchedulingIgnoredDuringExecution=array(STRING),
+                       preferredDuringSchedulingIgnoredDuringExecution=array(STRING))
+QUEUE_SPEC = obj(
+    weight=int32(minimum=1, maximum=65535, default=1),
+    capability=RESOURCES,
+    deserved=RESOURCES,
+    guarantee=obj(resource=RESOURCES),
+    reclaimable=BOOLEAN,
+    extendClusters=array(obj(name=STRING, weight=int32(), capacity=RESOURCES)),
+    affinity=obj(nodeGroupAffinity=NODE_GROUP_TERMS, nodeGroupAntiAffinity=NODE_GROUP_TERMS),
+    type=string(maxLength=253),
+    parent=string(maxLength=253, pattern=DNS1123_SUBDOMAIN),
+    priority=int32(minimum=0),
+    dequeueStrategy=string(enum=["fifo", "traverse"], default="traverse"),
+)
+COMMAND_TARGET = obj(["apiVersion", "kind", "name", "uid"], apiVersion=STRING, kind=STRING, name=STRING,
+                     uid=STRING, controller=BOOLEAN, blockOwnerDeletion=BOOLEAN)
+
+SCHEMAS: dict[str, Obj] = {
+    "Job": _root(JOB_SPEC),
+    "PodGroup": _root(PODGROUP_SPEC),
+    "Queue": _root(QUEUE_SPEC),
+    "Command": _root(status=False, action=STRING, reason=STRING, message=STRING, target=COMMAND_TARGET),
+}
+
+
+@lru_cache(maxsize=None)
+def _compiled(kind: str) -> SchemaNode:
+    return compile_schema(SCHEMAS[kind])
+
+
+def defaulted(o: Obj) -> Obj:
+    """`o` with its kind's schema defaults (a copy where anything changes)."""
+    kind = o.get("kind") if isinstance(o, dict) else None
+    if kind not in SCHEMAS:
+        return o
+    return with_defaults(o, _compiled(kind))
+
+
+def validated(o: Obj, old: Obj | None = None) -> Obj:
+    """`o` defaulted and checked against its kind's schema, as the API server checks a
+    custom object; an InvalidObject with the API server's message if it fails. On an update
+    (`old` given) whose fields but metadata and status are the stored object's, nothing is
+    checked again: they passed before (the API server's validation ratcheting), and the
+    status is volcanic's controllers' (see the module docstring)."""
+    kind = o.get("kind") if isinstance(o, dict) else None
+    if kind not in SCHEMAS or (old is not None and _same_but_status(o, old)):
+        return o
+    o = with_defaults(o, _compiled(kind))
+    errors = schema_errors(o, _compiled(kind))
+    if errors:
+        raise InvalidObject(invalid_message(o, errors))
+    return o
+
+
+def _same_but_status(o: Obj, old: Obj) -> bool:
+    """Whether every field but metadata and status is the stored object's (the very value,
+    as most writers send back what they read, or an equal one)."""
+    for key in o.keys() | old.keys():
+        if key not in ("metadata", "status"):
+            mine, stored = o.get(key), old.get(key)
+            if mine is not stored and mine != stored:
+                return False
+    return True
+
+
+def invalid_message(o: Obj, errors: list[str]) -> str:
+    """apierrors.NewInvalid's message: '<Kind>.<group> "<name>" is invalid: <errors>', the
+    errors as an aggregate ("[e1, e2]" for more than one, duplicates dropped)."""
+    kind = KINDS[o["kind"]]
+    meta = o.get("metadata") if isinstance(o.get("metadata"), dict) else {}
+    unique = list(dict.fromkeys(errors))
+    shown = unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+    return f'{kind.name}.{kind.group} "{meta.get("name", "")}" is invalid: {shown}'
