@@ -22,16 +22,15 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
-
-import pytest
 
 from conftest import Up
 from test_volcano_jobs import phase, pods_of, vcjob
 
+from volcanic.real.client import KubeClient
 from volcanic.real.devcluster.cluster import kwok_node
 from volcanic.real.devcluster.ports import free_port
+from volcanic.real.store import KubeStore
 
 THROTTLED = ("--max-requests-inflight=1", "--max-mutating-requests-inflight=1")
 BURST_JOBS, BURST_PODS = 40, 10  # 400 pods, 0.1 CPU each
@@ -42,7 +41,8 @@ def _refused(env) -> int:
     """Requests kube-apiserver answered 429 since it started (its own metrics; the admin's
     reads are not throttled)."""
     text = env.kubectl("get", "--raw", "/metrics").stdout
-    return int(sum(float(v) for v in re.findall(r'^apiserver_request_total\{[^}]*code="429"[^}]*\} (\S+)$', text, re.M)))
+    samples = re.findall(r'^apiserver_request_total\{[^}]*code="429"[^}]*\} (\S+)$', text, re.M)
+    return int(sum(float(v) for v in samples))
 
 
 def _up_as(env, kubeconfig, *args) -> Up:
@@ -87,9 +87,10 @@ def test_a_burst_on_a_throttled_api_server_loses_no_job(env, up, namespace):
         print(f"\nthrottled burst of {BURST_JOBS * BURST_PODS} pods in {BURST_JOBS} Jobs: all Running after "
               f"{seconds:.1f} s, {refused} requests refused (429), {_retried(mine.proc.log_path)} sent again "
               f"by the client", file=sys.stderr)
-        lost = [e["message"] for e in env.store.list("Event", namespace) if "retry limit reached" in e.get("message", "")]
+        lost = [e["message"] for e in env.store.list("Event", namespace)
+                if "retry limit reached" in e.get("message", "")]
         assert running and not lost, (phases, lost)
-        assert refused <= 5 * BURST_JOBS * BURST_PODS, refused  # a storm was ~120 a pod
+        assert refused <= 5 * BURST_JOBS * BURST_PODS, refused  # before: 55-82 a pod at this size
     finally:
         env.cluster.restart_apiserver()
         if mine is not None:
@@ -110,14 +111,16 @@ def test_a_job_deleted_while_the_watches_were_away_stays_deleted(env, up, namesp
     try:
         env.cluster.restart_apiserver()
         env.kubectl("delete", "job.batch.volcano.sh", "ghost", "-n", namespace, "--wait=false")
-        gone = env.wait(lambda: env.store.get("Job", "ghost", namespace) is None and not pods_of(env, "ghost", namespace),
-                        timeout=60)
+        gone = env.wait(lambda: env.store.get("Job", "ghost", namespace) is None
+                        and not pods_of(env, "ghost", namespace), timeout=60)
         assert gone, pods_of(env, "ghost", namespace)
     finally:
         os.kill(up.proc.pid, signal.SIGCONT)
-    created = _pods_created(env, namespace, "ghost", seconds=25)
-    late = [name for at, name in created if at > 10]
-    assert not late, f"pods of the deleted Job created again: {created}"
+    created = _pods_created(env, namespace, "ghost", seconds=20)
+    # Before, the pods were created again and again (~270 times in the first 4 s). The pods'
+    # re-list and the Job's are independent, as client-go's informers are: a Job's pods may
+    # be created once more if their deletions come first, never after the Job's re-list.
+    assert len(created) <= 2 and all(at < 10 for at, _ in created), f"pods of the deleted Job created: {created}"
     assert env.wait(lambda: not pods_of(env, "ghost", namespace), timeout=30)
     env.wait_logged(up.proc, "jobs deleted while the watch was away")
 
@@ -125,8 +128,6 @@ def test_a_job_deleted_while_the_watches_were_away_stays_deleted(env, up, namesp
 def _pods_created(env, namespace, job, seconds) -> list[tuple[float, str]]:
     """(seconds since the call, name) of each pod of `job` created in the next `seconds`,
     from a watch of the namespace's pods."""
-    from volcanic.real.store import KubeStore
-    from volcanic.real.client import KubeClient
     store = KubeStore(KubeClient(env.kubeconfig))
     start = time.monotonic()
     watch = store.watch(["Pod"])

@@ -5,7 +5,9 @@ test_bare_pods.py and test_unknown_plugins.py):
 - PodGroups get Volcano's Unschedulable Event (jobp "Checking Unschedulable Event Generation");
 - a pod of a ReplicationController is scheduled in the PodGroup the controller made for it
   (jobp "Create volcano rc, pg controller process");
-- a configuration naming a plugin nobody provides runs without it, and says so.
+- a configuration naming a plugin nobody provides runs without it, and says so;
+- hard topology spread holds (Kubernetes' sig-scheduling spreading specs: 4 replicas, maxSkew
+  1, two nodes).
 """
 
 from __future__ import annotations
@@ -87,3 +89,22 @@ def test_an_unknown_plugin_is_skipped_and_reported(env, up, namespace):
                                  .get("state") or {}).get("phase") in ("Running", "Completed"), timeout=60)
     finally:
         up.conf.write_text(conf)
+
+
+def test_hard_topology_spread_puts_two_and_two(env, up, namespace):
+    nodes = ["kwok-node-0", "kwok-node-1"]
+    job = vcjob("spread", 4, duration=None)
+    template = job["spec"]["tasks"][0]["template"]
+    template.setdefault("metadata", {})["labels"] = {"app": "spread"}
+    template["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}]}]}}}
+    template["spec"]["topologySpreadConstraints"] = [
+        {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule",
+         "labelSelector": {"matchLabels": {"app": "spread"}}}]
+    env.apply(job, namespace=namespace)
+    placed = lambda: [p["spec"].get("nodeName") for p in env.store.list("Pod", namespace)
+                      if p["metadata"].get("labels", {}).get("app") == "spread"]
+    assert env.wait(lambda: len(placed()) == 4 and all(placed()), timeout=60), placed()
+    assert sorted(placed()) == sorted(nodes * 2)
+    env.kubectl("delete", "jobs.batch.volcano.sh", "spread", "-n", namespace, "--wait=false", check=False)

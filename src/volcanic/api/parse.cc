@@ -168,6 +168,13 @@ absl::Status ParseTopologySpread(const json& spec, const Fields& f, const Labels
     if (!when || (*when != "DoNotSchedule" && *when != "ScheduleAnyway"))
       return f.Error(path + ".whenUnsatisfiable", "must be DoNotSchedule or ScheduleAnyway");
     sc.soft = *when == "ScheduleAnyway";
+    ASSIGN_OR_RETURN(auto min_domains, f.Int(c, "minDomains", path));
+    if (min_domains) {
+      if (*min_domains < 1 || *min_domains > INT32_MAX)
+        return f.Error(path + ".minDomains", "must be an integer of at least 1");
+      if (sc.soft) return f.Error(path + ".minDomains", "may only be set with whenUnsatisfiable DoNotSchedule");
+      sc.min_domains = static_cast<int32_t>(*min_domains);
+    }
     for (auto [field, honor] : {std::pair{"nodeAffinityPolicy", &sc.honor_node_affinity},
                                 {"nodeTaintsPolicy", &sc.honor_node_taints}}) {
       ASSIGN_OR_RETURN(auto policy, f.String(c, field, path));

@@ -74,7 +74,7 @@ void PutSpread(std::string* out, const std::vector<SpreadConstraint>& constraint
   absl::StrAppend(out, "~", constraints.size());
   for (const auto& c : constraints) {
     absl::StrAppend(out, c.max_skew, c.soft ? "s" : "h", c.honor_node_affinity ? "a" : "-",
-                    c.honor_node_taints ? "t" : "-");
+                    c.honor_node_taints ? "t" : "-", c.min_domains, ":");
     Put(out, c.topology_key);
     PutSelector(out, c.selector);
   }

@@ -102,6 +102,7 @@ struct SpreadConstraint {
   std::optional<LabelSelector> selector;  // absent or empty: counts no pod
   bool honor_node_affinity = true;        // nodeAffinityPolicy, Honor by default
   bool honor_node_taints = false;         // nodeTaintsPolicy, Ignore by default
+  int32_t min_domains = 1;                // minDomains: fewer eligible domains count as a minimum of 0
 };
 
 struct Placement {

@@ -45,15 +45,15 @@ class NodeOrderPlugin : public Plugin {
     tainted_nodes_ = &ssn.cache().TaintedReadyNodes();
     h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) { return Score(t, n); },
         [](const TaskInfo&) { return true; });
-    if (w_.spread != 0) spread_ = std::make_unique<TopologySpreadScore>(ssn);
+    if (w_.spread != 0) spread_ = std::make_unique<TopologySpread>(ssn);
     if (w_.taint != 0 || spread_)
       h.AddBatchNodeOrderFn(
           [this](const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) {
             if (w_.taint != 0) TaintScores(t, nodes, scores);
-            if (spread_ && TopologySpreadScore::Applies(t)) spread_->Add(t, nodes, w_.spread, scores);
+            if (spread_ && TopologySpread::Applies(t)) spread_->Add(t, nodes, w_.spread, scores);
           },
           [this](const TaskInfo& t) {
-            return (w_.taint == 0 || TaintsUniform(t)) && !(spread_ && TopologySpreadScore::Applies(t));
+            return (w_.taint == 0 || TaintsUniform(t)) && !(spread_ && TopologySpread::Applies(t));
           });
   }
 
@@ -118,7 +118,7 @@ class NodeOrderPlugin : public Plugin {
   }
 
   Weights w_;
-  std::unique_ptr<TopologySpreadScore> spread_;  // when its weight is not 0
+  std::unique_ptr<TopologySpread> spread_;  // when its weight is not 0
   const std::vector<NodeInfo*>* tainted_nodes_ = nullptr;  // the session's
   absl::flat_hash_map<int32_t, bool> uniform_;  // by task class
 };

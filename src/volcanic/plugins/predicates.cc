@@ -1,9 +1,10 @@
 // predicates (reference §4.6, research of predicates.go): the kube-scheduler
 // filters Volcano wraps, in Volcano's order and with kube-scheduler's reason
 // strings: pod count, NodeUnschedulable, NodeAffinity, TaintToleration (the
-// first of these three to fail ends the check), NodePorts, InterPodAffinity.
-// All but InterPodAffinity depend only on the pod's class and the node, so
-// they are node-local; a pod that pod affinity concerns is searched in full.
+// first of these three to fail ends the check), NodePorts, InterPodAffinity,
+// PodTopologySpread (DoNotSchedule constraints, topology_spread.h). All but
+// the last two depend only on the pod's class and the node, so they are
+// node-local; a pod that those concern is searched in full.
 // Pods this session evicts no longer count towards the pod limit or hold
 // their ports (Volcano removes them from the node on Deallocate), so preempt
 // re-checks a node after its evictions as Volcano does (predicates.go: the
@@ -18,6 +19,7 @@
 #include "volcanic/framework/session.h"
 #include "volcanic/plugins/plugins.h"
 #include "volcanic/plugins/pod_affinity.h"
+#include "volcanic/plugins/topology_spread.h"
 
 namespace volcanic {
 namespace {
@@ -29,16 +31,19 @@ bool PortsConflict(const HostPort& a, const HostPort& b) {
 
 class PredicatesPlugin : public Plugin {
  public:
-  PredicatesPlugin(bool affinity, bool taints, bool ports, bool pod_affinity)
-      : affinity_(affinity), taints_(taints), ports_(ports), pod_affinity_(pod_affinity) {}
+  PredicatesPlugin(bool affinity, bool taints, bool ports, bool pod_affinity, bool spread)
+      : affinity_(affinity), taints_(taints), ports_(ports), pod_affinity_(pod_affinity), spread_enabled_(spread) {}
 
   void OnSessionOpen(PluginHandle& h) override {
     Session& ssn = h.session();
     if (pod_affinity_) inter_pod_ = std::make_unique<PodAffinityFilter>(ssn);
+    if (spread_enabled_) spread_ = std::make_unique<TopologySpread>(ssn);
     h.AddPredicateFn([this](const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
           return Check(t, n, reasons);
         },
-        [this](const TaskInfo& t) { return !inter_pod_ || !inter_pod_->Concerns(t); });
+        [this](const TaskInfo& t) {
+          return (!inter_pod_ || !inter_pod_->Concerns(t)) && !(spread_ && TopologySpread::Filters(t));
+        });
     h.AddEventHandler([this](const TaskInfo& t) { Unevicted(t); }, [this](const TaskInfo& t) { Evicted(t); });
   }
 
@@ -77,6 +82,13 @@ class PredicatesPlugin : public Plugin {
         return PodAffinityFilter::Resolvable(reason) ? Verdict::kUnschedulable : Verdict::kUnresolvable;
       }
     }
+    if (spread_ && TopologySpread::Filters(t)) {
+      bool unresolvable = false;
+      if (const char* reason = spread_->Check(t, n, &unresolvable)) {
+        reasons->push_back(reason);
+        return unresolvable ? Verdict::kUnresolvable : Verdict::kUnschedulable;
+      }
+    }
     return verdict;
   }
 
@@ -105,8 +117,9 @@ class PredicatesPlugin : public Plugin {
     tasks.erase(std::remove(tasks.begin(), tasks.end(), &t), tasks.end());
   }
 
-  bool affinity_, taints_, ports_, pod_affinity_;
+  bool affinity_, taints_, ports_, pod_affinity_, spread_enabled_;
   std::unique_ptr<PodAffinityFilter> inter_pod_;
+  std::unique_ptr<TopologySpread> spread_;  // DoNotSchedule constraints
   absl::flat_hash_map<const NodeInfo*, std::vector<const TaskInfo*>> evicted_;  // by this session
 };
 
@@ -114,7 +127,7 @@ class PredicatesPlugin : public Plugin {
 
 PluginOr NewPredicatesPlugin(const Arguments& args) {
   // Volcano's switches; those for filters volcanic does not implement yet
-  // (volumes, topology spread, DRA, proportional) are accepted
+  // (volumes, DRA, proportional) are accepted
   // so existing configurations load, and documented in docs/plugins.md.
   if (auto s = args.CheckKnown({"predicate.NodeAffinityEnable", "predicate.NodePortsEnable",
                                 "predicate.TaintTolerationEnable", "predicate.PodAffinityEnable",
@@ -130,9 +143,10 @@ PluginOr NewPredicatesPlugin(const Arguments& args) {
   auto taints = args.Bool("predicate.TaintTolerationEnable", true);
   auto ports = args.Bool("predicate.NodePortsEnable", true);
   auto pod_affinity = args.Bool("predicate.PodAffinityEnable", true);
-  for (const auto* s : {&affinity, &taints, &ports, &pod_affinity})
+  auto spread = args.Bool("predicate.PodTopologySpreadEnable", true);
+  for (const auto* s : {&affinity, &taints, &ports, &pod_affinity, &spread})
     if (!s->ok()) return s->status();
-  return std::make_unique<PredicatesPlugin>(*affinity, *taints, *ports, *pod_affinity);
+  return std::make_unique<PredicatesPlugin>(*affinity, *taints, *ports, *pod_affinity, *spread);
 }
 
 }  // namespace volcanic

@@ -22,11 +22,14 @@ bool HasKeys(const NodeInfo& n, const std::vector<std::string>& keys) {
   return true;
 }
 
-// The topology keys of the task's soft constraints, sorted and unique.
-std::vector<std::string> SoftKeys(const TaskInfo& t) {
+constexpr char kConstraintsNotMatch[] = "node(s) didn't match pod topology spread constraints";
+constexpr char kMissingLabel[] = "node(s) didn't match pod topology spread constraints (missing required label)";
+
+// The topology keys of the task's soft (or hard) constraints, sorted and unique.
+std::vector<std::string> KeysOf(const TaskInfo& t, bool soft) {
   std::vector<std::string> keys;
   for (const auto& c : t.placement->spread)
-    if (c.soft) keys.push_back(c.topology_key);
+    if (c.soft == soft) keys.push_back(c.topology_key);
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   return keys;
@@ -35,7 +38,7 @@ std::vector<std::string> SoftKeys(const TaskInfo& t) {
 }  // namespace
 
 // Matching pods per session node and per domain for one constraint shape.
-struct TopologySpreadScore::Counter {
+struct TopologySpread::Counter {
   std::string ns, key;
   LabelSelector selector;
   bool counts_nothing = false;  // no selector, or an empty one (kube counts 0)
@@ -44,12 +47,16 @@ struct TopologySpreadScore::Counter {
   std::vector<uint64_t> seen_version;
   absl::flat_hash_map<std::string, int64_t> per_domain;  // key's value -> pods
   size_t cursor = 0;                                     // into the change log
+  uint64_t version = 0;                                  // of per_domain's counts
+  uint64_t fewest_version = UINT64_MAX;
+  int64_t fewest_count = 0;
 
   int32_t CountOn(const NodeInfo& n) const {
     if (counts_nothing) return 0;
     int32_t count = 0;
     for (const auto& [k, t] : n.tasks)
-      if (t->status != TaskStatus::kReleasing && t->ns == ns && selector.Matches(t->labels)) ++count;
+      if (t->status != TaskStatus::kReleasing && !t->terminating && t->ns == ns && selector.Matches(t->labels))
+        ++count;
     return count;
   }
   void Recount(const NodeInfo& n) {
@@ -57,6 +64,7 @@ struct TopologySpreadScore::Counter {
     if (!included[n.index]) return;
     int32_t now = CountOn(n);
     per_domain[n.labels.at(key)] += now - per_node[n.index];
+    version += now != per_node[n.index];
     per_node[n.index] = now;
   }
   void CatchUp(const std::vector<NodeInfo*>& nodes, const std::vector<int>& changed) {
@@ -65,25 +73,40 @@ struct TopologySpreadScore::Counter {
       if (n.version != seen_version[n.index]) Recount(n);
     }
   }
+  // The fewest matching pods in any domain (kube's critical path).
+  int64_t Fewest() {
+    if (fewest_version != version) {
+      fewest_version = version;
+      fewest_count = per_domain.empty() ? 0 : INT64_MAX;
+      for (const auto& [domain, count] : per_domain) fewest_count = std::min(fewest_count, count);
+    }
+    return fewest_count;
+  }
 };
 
-TopologySpreadScore::TopologySpreadScore(Session& ssn) : ssn_(ssn) {}
-TopologySpreadScore::~TopologySpreadScore() = default;
+TopologySpread::TopologySpread(Session& ssn) : ssn_(ssn) {}
+TopologySpread::~TopologySpread() = default;
 
-bool TopologySpreadScore::Applies(const TaskInfo& t) {
+bool TopologySpread::Applies(const TaskInfo& t) {
   for (const auto& c : t.placement->spread)
     if (c.soft) return true;
   return false;
 }
 
-TopologySpreadScore::Counter& TopologySpreadScore::CounterFor(const TaskInfo& t, int index,
-                                                             const std::vector<std::string>& keys) {
+bool TopologySpread::Filters(const TaskInfo& t) {
+  for (const auto& c : t.placement->spread)
+    if (!c.soft) return true;
+  return false;
+}
+
+TopologySpread::Counter& TopologySpread::CounterFor(const TaskInfo& t, int index) {
   Counter* unused = nullptr;
   // Tasks without a class (never from the cache) skip the per-class memo.
   Counter*& memo = t.class_id >= 0 ? by_class_[{t.class_id, index}] : unused;
   if (memo) return *memo;
   const Placement& p = *t.placement;
   const SpreadConstraint& c = p.spread[index];
+  const std::vector<std::string> keys = KeysOf(t, c.soft);
   bool by_affinity = c.honor_node_affinity && (!p.node_selector.empty() || !p.required_terms.empty());
   // Classes share a counter unless which nodes count depends on the pod.
   std::string id = absl::StrCat(t.ns, "|", c.topology_key, "|", SelectorKey(c.selector), "|",
@@ -113,10 +136,10 @@ TopologySpreadScore::Counter& TopologySpreadScore::CounterFor(const TaskInfo& t,
   return *memo;
 }
 
-void TopologySpreadScore::Add(const TaskInfo& t, absl::Span<NodeInfo* const> nodes, int64_t weight,
-                              std::vector<double>* scores) {
+void TopologySpread::Add(const TaskInfo& t, absl::Span<NodeInfo* const> nodes, int64_t weight,
+                         std::vector<double>* scores) {
   const auto& spread = t.placement->spread;
-  const std::vector<std::string> keys = SoftKeys(t);
+  const std::vector<std::string> keys = KeysOf(t, true);
   ignored_.assign(nodes.size(), 0);
   size_t scored = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -127,7 +150,7 @@ void TopologySpreadScore::Add(const TaskInfo& t, absl::Span<NodeInfo* const> nod
   absl::flat_hash_set<std::string_view> domains;
   for (int c = 0; c < static_cast<int>(spread.size()); ++c) {
     if (!spread[c].soft) continue;
-    Counter& counter = CounterFor(t, c, keys);
+    Counter& counter = CounterFor(t, c);
     counter.CatchUp(ssn_.nodes(), ssn_.node_search().changed_nodes());
     bool hostname = spread[c].topology_key == kHostname;
     domains.clear();
@@ -158,6 +181,26 @@ void TopologySpreadScore::Add(const TaskInfo& t, absl::Span<NodeInfo* const> nod
     int64_t s = max == 0 ? kMaxNodeScore : kMaxNodeScore * (max + min - static_cast<int64_t>(raw_[i])) / max;
     (*scores)[i] += static_cast<double>(s * weight);
   }
+}
+
+const char* TopologySpread::Check(const TaskInfo& t, const NodeInfo& n, bool* unresolvable) {
+  const auto& spread = t.placement->spread;
+  *unresolvable = true;
+  for (const auto& c : spread)
+    if (!c.soft && !n.labels.contains(c.topology_key)) return kMissingLabel;
+  *unresolvable = false;
+  for (int i = 0; i < static_cast<int>(spread.size()); ++i) {
+    const SpreadConstraint& c = spread[i];
+    if (c.soft) continue;
+    Counter& counter = CounterFor(t, i);
+    counter.CatchUp(ssn_.nodes(), ssn_.node_search().changed_nodes());
+    int64_t fewest = static_cast<int64_t>(counter.per_domain.size()) < c.min_domains ? 0 : counter.Fewest();
+    int64_t self = !counter.counts_nothing && counter.selector.Matches(t.labels) ? 1 : 0;
+    auto d = counter.per_domain.find(n.labels.at(c.topology_key));
+    int64_t here = d == counter.per_domain.end() ? 0 : d->second;
+    if (here + self - fewest > c.max_skew) return kConstraintsNotMatch;
+  }
+  return nullptr;
 }
 
 }  // namespace volcanic
