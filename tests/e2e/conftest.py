@@ -153,6 +153,10 @@ def namespace(env, request):
     """A namespace of the test's own, deleted afterwards."""
     name = request.node.name.lower().replace("_", "-")[:50].strip("-")
     env.kubectl("create", "namespace", name)
-    env.wait(lambda: env.kubectl("get", "serviceaccount", "default", "-n", name, check=False).returncode == 0)
+    # kube-controller-manager makes the default ServiceAccount pods need; after a test has
+    # restarted the API server it can take longer than a test waits, so make it here (the
+    # controller keeps one that exists).
+    env.kubectl("create", "serviceaccount", "default", "-n", name, check=False)
+    assert env.wait(lambda: env.kubectl("get", "serviceaccount", "default", "-n", name, check=False).returncode == 0)
     yield name
     env.kubectl("delete", "namespace", name, "--wait=false", check=False)

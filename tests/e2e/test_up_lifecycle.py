@@ -6,6 +6,7 @@ runs its webhook with that gate, pkg/webhooks/admission/pods/mutate/mutate_pod.g
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 
@@ -86,8 +87,9 @@ def test_killed_up_leaves_its_registrations_for_the_next_one(env, up):
 def test_feature_gate_adds_the_queue_allocation_gate(env, up, namespace):
     """`up --feature-gates SchedulingGatesQueueAdmission=true` registers /pods/mutate too, and
     a pod of the volcano scheduler annotated scheduling.volcano.sh/queue-allocation-gate:
-    "true" is stored with that scheduling gate; a pod without the annotation is not. Stopped,
-    it removes the six configurations it registered."""
+    "true" is stored with that scheduling gate, which up's scheduler then lifts (its queue has
+    room: tests/e2e/test_queue_allocation_gate.py); a pod without the annotation gets no gate.
+    Stopped, it removes the six configurations it registered."""
     up.stop()
     gated = Up(env)
     gated.proc = env.volcanic("up", "--scheduler-conf", str(gated.conf), "--webhook-url",
@@ -104,11 +106,14 @@ def test_feature_gate_adds_the_queue_allocation_gate(env, up, namespace):
                              "nodeSelector": {"type": "kwok"},
                              "containers": [{"name": "c", "image": "busybox",
                                              "resources": {"requests": {"cpu": "100m"}}}]}}
-        env.apply(pod("opted-in", {GATE: "true"}), pod("plain", {}), namespace=namespace)
-        assert env.store.get("Pod", "opted-in", namespace)["spec"]["schedulingGates"] == [{"name": GATE}]
+        created = env.kubectl("create", "-f", "-", "-o", "json",
+                              input=yaml.safe_dump(pod("opted-in", {GATE: "true"}))).stdout
+        assert json.loads(created)["spec"]["schedulingGates"] == [{"name": GATE}]
+        env.apply(pod("plain", {}), namespace=namespace)
         assert not env.store.get("Pod", "plain", namespace)["spec"].get("schedulingGates")
         assert env.wait(lambda: env.store.get("Pod", "plain", namespace)["spec"].get("nodeName"))
-        assert not env.store.get("Pod", "opted-in", namespace)["spec"].get("nodeName")
+        assert env.wait(lambda: env.store.get("Pod", "opted-in", namespace)["spec"].get("nodeName"))
+        assert not env.store.get("Pod", "opted-in", namespace)["spec"].get("schedulingGates")
         gated.stop()
         assert gated.proc.returncode == 0
         assert registered(env) == set()

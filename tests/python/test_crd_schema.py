@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import copy
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 import pytest
 from volcanic.kube import crds
-from volcanic.kube.openapi import compile_schema, schema_errors, with_defaults
+from volcanic.kube.openapi import _check, _passes, compile_schema, schema_errors, with_defaults
 from volcanic.real.manifests import crds as crd_manifests
 
 import volcanic
@@ -178,3 +180,23 @@ def test_validator_messages_and_defaults():
     assert with_defaults(original, node) == {"s": "abc"} and original == {"n": None, "s": None}
     same = {"s": "x"}
     assert with_defaults(same, node) is same  # nothing to change: shared, not copied
+
+
+def test_the_fast_pass_agrees_with_the_messages():
+    """schema_errors answers a valid object without building messages (openapi._passes); on
+    any object, that answer is the full check's."""
+    scalars = st.none() | st.booleans() | st.integers(-3, 70000) | st.floats(allow_nan=False) | st.text(max_size=8)
+    values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["minMember", "queue", "weight", "minAvailable", "tasks", "replicas", "name", "spec",
+                         "minResources", "cpu", "policies", "event", "action", "volumes", "mountPath"]),
+        inner, max_size=4), max_leaves=12)
+    nodes = [compile_schema(schema) for schema in crds.SCHEMAS.values()]
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(st.sampled_from(range(len(nodes))), st.dictionaries(st.just("spec"), values))
+    def agree(i, obj):
+        errors: list[str] = []
+        _check(obj, nodes[i], "", errors)
+        assert _passes(obj, nodes[i]) == (not errors)
+
+    agree()

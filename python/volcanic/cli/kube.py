@@ -46,7 +46,8 @@ def _scheduler(process, store, args):
     from volcanic.real.leader import SCHEDULER_LEASE
     from volcanic.real.scheduler import SchedulerDaemon
     daemon = SchedulerDaemon(store, args.scheduler_conf, args.schedule_period, process.health, process.registry,
-                             args.settle, args.python_hook_budget)
+                             args.settle, args.python_hook_budget,
+                             feature_gates=enabled_gates(getattr(args, "feature_gates", None) or {}))
     return Component("scheduler", SCHEDULER_LEASE, daemon.run)
 
 
@@ -79,14 +80,16 @@ def admission_conf(args: argparse.Namespace):
 
 
 # Volcano v1.15.1's feature gates (pkg/features/volcano_features.go) and their defaults; the
-# webhook acts on SchedulingGatesQueueAdmission (pods.py: the queue-allocation gate), the
-# others belong to components that volcanic runs with them always at their default.
+# webhook and the scheduler act on SchedulingGatesQueueAdmission (pods.py adds the
+# queue-allocation gate, the scheduler lifts it), the others belong to components that
+# volcanic runs with them always at their default.
 FEATURE_GATES = {
     "WorkLoadSupport": True, "VolcanoJobSupport": True, "PodDisruptionBudgetsSupport": True,
     "QueueCommandSync": True, "PriorityClass": True, "CSIStorage": False, "ResourceTopology": True,
     "CronVolcanoJobSupport": True, "SchedulingGatesQueueAdmission": False,
 }
 WEBHOOK_GATES = ("SchedulingGatesQueueAdmission",)  # the gates the webhook reads
+SCHEDULER_GATES = ("SchedulingGatesQueueAdmission",)  # the gates the scheduler reads
 _GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
              "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
 
@@ -117,22 +120,20 @@ def enabled_gates(given: dict[str, bool]) -> frozenset[str]:
 
 def add_feature_gates_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--feature-gates", type=feature_gates, metavar="NAME=BOOL,...",
-                        help="Volcano's feature gates for the webhook, e.g. SchedulingGatesQueueAdmission=true "
-                        "(Alpha, off by default): pods annotated scheduling.volcano.sh/queue-allocation-gate: "
-                        "\"true\" get that scheduling gate; see docs/admission.md")
+                        help="Volcano's feature gates, e.g. SchedulingGatesQueueAdmission=true (Alpha, off by "
+                        "default): the webhook gives pods annotated scheduling.volcano.sh/queue-allocation-gate: "
+                        "\"true\" that scheduling gate, and the scheduler removes it once their queue has room; "
+                        "see docs/admission.md and docs/scheduler.md")
 
 
-def _warn_inert_gates(args: argparse.Namespace) -> None:
-    """A gate set away from its default that the webhook does not read is said so in the log."""
+def _warn_inert_gates(args: argparse.Namespace, component: str, reads: tuple[str, ...]) -> None:
+    """A gate set away from its default that `component` does not read is said so in the log."""
     _log_setup()
-    log = logging.getLogger("volcanic.webhook")
+    log = logging.getLogger(f"volcanic.{component}")
     for name, on in (getattr(args, "feature_gates", None) or {}).items():
-        if name not in WEBHOOK_GATES and on != FEATURE_GATES[name]:
-            log.warning("feature gate %s=%s has no effect in volcanic's webhook (the other components keep its "
-                        "default)", name, str(on).lower())
-    if (getattr(args, "feature_gates", None) or {}).get("SchedulingGatesQueueAdmission"):
-        log.warning("SchedulingGatesQueueAdmission: volcanic's scheduler does not lift the queue-allocation gate "
-                    "yet; pods that opt in wait until it is removed")
+        if name not in reads and on != FEATURE_GATES[name]:
+            log.warning("feature gate %s=%s has no effect in volcanic's %s (the other components keep its "
+                        "default)", name, str(on).lower(), component)
 
 
 def _positive_duration(text: str) -> float:
@@ -227,6 +228,7 @@ def _run(args: argparse.Namespace, make) -> int:
 
 
 def _cmd_scheduler(args: argparse.Namespace) -> int:
+    _warn_inert_gates(args, "scheduler", SCHEDULER_GATES)
     return _run(args, lambda process, store: [_scheduler(process, store, args)])
 
 
@@ -236,7 +238,7 @@ def _cmd_controller_manager(args: argparse.Namespace) -> int:
 
 def cmd_cluster_webhook(args: argparse.Namespace) -> int:
     """`volcanic webhook` with --register or --kubeconfig: admission reading the cluster."""
-    _warn_inert_gates(args)
+    _warn_inert_gates(args, "webhook", WEBHOOK_GATES)
     return _run(args, lambda process, store: [_webhook(process, store, args, args.listen, args.url, args.register)])
 
 
@@ -269,7 +271,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
     # the Service (`install --print --all` has one).
     url = args.webhook_url or (None if os.environ.get("KUBERNETES_SERVICE_HOST") else "https://127.0.0.1:8443")
     listen = webhook_listen(url)
-    _warn_inert_gates(args)
+    _warn_inert_gates(args, "up", WEBHOOK_GATES + SCHEDULER_GATES)
     client = _client(args)
     if not installed(client):
         install(client, log=lambda s: print(s, file=sys.stderr))
@@ -343,6 +345,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     u.set_defaults(func=_cmd_up)
     s = sub.add_parser("scheduler", parents=[_daemon_flags(), _scheduler_flags()], help="run the scheduler on a "
                        "cluster (Volcano's vc-scheduler)")
+    add_feature_gates_flag(s)
     add_kube_api_flags(s, "scheduler")
     s.set_defaults(func=_cmd_scheduler)
     c = sub.add_parser("controller-manager", parents=[_daemon_flags()], help="run the job, PodGroup, queue and GC "

@@ -9,7 +9,8 @@ the configurable chain:
 - Priority admission: a new Pod gets spec.priority from its priorityClassName, else from
   the global-default PriorityClass, else 0; an unknown class is a denial.
 - Pod updates may change only what Kubernetes lets them change (images, tolerations,
-  activeDeadlineSeconds, terminationGracePeriodSeconds; nodeName only through bind).
+  activeDeadlineSeconds, terminationGracePeriodSeconds, removing scheduling gates; nodeName
+  only through bind).
 - Namespaces are created on first use (a convenience of the embedded cluster; a real API
   server refuses objects in a missing namespace).
 """
@@ -30,19 +31,31 @@ from volcanic.kube.store import Watch, done
 _POD_MUTABLE = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")
 
 
+def _gate_names(spec: Any) -> list:
+    gates = spec.get("schedulingGates") if isinstance(spec, dict) else None
+    return [g.get("name") if isinstance(g, dict) else g for g in gates] if isinstance(gates, list) else []
+
+
 def _check_pod_update(new: Obj, old: Obj) -> None:
-    """The API server's pod update validation, without the fine print on tolerations."""
+    """The API server's pod update validation, without the fine print on tolerations.
+    Scheduling gates may only be removed (Kubernetes' validateOnlyDeletedSchedulingGates)."""
+    meta = old["metadata"]
+    old_gates = _gate_names(old.get("spec"))
+    for i, name in enumerate(_gate_names(new.get("spec"))):
+        if name not in old_gates:
+            raise InvalidObject(f'Pod {meta["namespace"]}/{meta["name"]}: spec.schedulingGates[{i}].name: Forbidden: '
+                                f"only deletion is allowed, but found new scheduling gate '{name}'")
+
     def fixed(spec: Any) -> Any:
         if not isinstance(spec, dict):
             return spec
-        out = {k: v for k, v in spec.items() if k not in _POD_MUTABLE}
+        out = {k: v for k, v in spec.items() if k not in _POD_MUTABLE and k != "schedulingGates"}
         for field in ("containers", "initContainers"):
             if isinstance(out.get(field), list):
                 out[field] = [{k: v for k, v in c.items() if k != "image"} if isinstance(c, dict) else c
                               for c in out[field]]
         return out
     if new.get("spec") != old.get("spec") and fixed(new.get("spec")) != fixed(old.get("spec")):
-        meta = old["metadata"]
         raise InvalidObject(
             f'Pod {meta["namespace"]}/{meta["name"]}: spec: Forbidden: pod updates may not change fields other '
             "than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, "

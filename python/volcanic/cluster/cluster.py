@@ -120,7 +120,10 @@ class Cluster:
 
     def __init__(self, conf: Any = None, schedule_period: float = 1.0,
                  admission: AdmissionChain | None = None, settle: float | None = None,
-                 python_hook_budget: float | None = None) -> None:
+                 python_hook_budget: float | None = None, feature_gates: Iterable[str] = ()) -> None:
+        """feature_gates: the names of Volcano's feature gates that are on, as `--feature-gates`
+        gives them to Volcano's webhook and scheduler: for Volcano's admission chain (unless
+        `admission` replaces it) and for the scheduler (volcanic.Scheduler's feature_gates)."""
         from volcanic.controllers.gc import GarbageCollector
         from volcanic.controllers.job.controller import JobController
         from volcanic.controllers.podgroup import PodGroupController
@@ -132,7 +135,12 @@ class Cluster:
             raise ValueError(f"settle: must be positive or None, got {settle!r}")
         self._clock = VirtualClock()
         self._store = MemoryStore(clock=self._clock.now)
-        self.api = EmbeddedApi(self._store, admission if admission is not None else volcano_chain(AdmissionConf(scheduler_names=(SCHEDULER_NAME,))))
+        if isinstance(feature_gates, (str, bytes)):
+            raise ValueError(f"feature_gates: must be a collection of gate names, got the string {feature_gates!r}")
+        gates = frozenset(feature_gates)
+        if admission is None:
+            admission = volcano_chain(AdmissionConf(scheduler_names=(SCHEDULER_NAME,), feature_gates=gates))
+        self.api = EmbeddedApi(self._store, admission)
         self.api.create({"kind": "Namespace", "metadata": {"name": "default"}, "status": {"phase": "Active"}})
         ensure_default_queues(self.api)
         # Events are written, never read by a component: not watched (a replay writes one per pod).
@@ -140,7 +148,7 @@ class Cluster:
         ctx = Context(store=self.api, lister=self.informers, clock=self._clock,
                       scheduler_names=(SCHEDULER_NAME,))
         self.scheduler = SchedulerLoop(self.api, self.informers, self._clock, _load_conf(conf), schedule_period,
-                                       settle=settle, python_hook_budget=python_hook_budget)
+                                       settle=settle, python_hook_budget=python_hook_budget, feature_gates=gates)
         controllers = [JobController(ctx), PodGroupController(ctx), QueueController(ctx),
                        GarbageCollector(ctx), Kubelets(ctx)]
         self.controllers = {c.name: c for c in controllers}

@@ -78,9 +78,10 @@ LEASES = _rule(["coordination.k8s.io"], ["leases"], ["get", "create", "update"])
 EVENTS = _rule(["", "events.k8s.io"], ["events"], ["create", "patch", "update"])
 
 RULES: dict[str, list[Obj]] = {
-    # vc-scheduler: reads the cluster, binds, evicts, writes PodGroup/Queue status and pod conditions.
+    # vc-scheduler: reads the cluster, binds, evicts, writes PodGroup/Queue status and pod conditions,
+    # and updates pods to remove the queue-allocation gate (Volcano's role allows patch for it).
     "scheduler": [
-        _rule([""], ["pods"], READ + ["delete"]), _rule([""], ["pods/binding"], ["create"]),
+        _rule([""], ["pods"], READ + ["update", "delete"]), _rule([""], ["pods/binding"], ["create"]),
         _rule([""], ["pods/status"], ["update", "patch"]), _rule([""], ["nodes", "namespaces"], READ),
         _rule(["scheduling.k8s.io"], ["priorityclasses"], READ), _rule([VC_SCHED], ["podgroups", "queues"], READ),
         _rule([VC_SCHED], ["podgroups"], ["update", "patch"]), _rule([VC_SCHED], ["queues/status"], ["update", "patch"]),

@@ -13,6 +13,9 @@ engine is rebuilt with the new configuration and refilled from the informers' ca
 that does not parse is logged and the running configuration kept. A plugin the configuration
 names but nothing provides is skipped, as Volcano's scheduler skips it: logged at error level
 ("Failed to get plugin <name>.") and counted by the gauge volcanic_scheduler_skipped_plugins.
+
+`feature_gates` (`--feature-gates`): with SchedulingGatesQueueAdmission, the queue-allocation
+gate of opted-in pods is removed once their queue has room (see volcanic.scheduler.loop).
 """
 
 from __future__ import annotations
@@ -68,7 +71,8 @@ class SchedulerDaemon:
 
     def __init__(self, store: KubeStore, conf_path: str | None = None, period: float = 1.0,
                  health: Health | None = None, registry: CollectorRegistry | None = None,
-                 settle: float | None = None, python_hook_budget: float | None = None) -> None:
+                 settle: float | None = None, python_hook_budget: float | None = None,
+                 feature_gates: frozenset[str] = frozenset()) -> None:
         self.store, self.conf = store, ConfFile(conf_path)
         self.health = health or Health()
         self.clock = WallClock()
@@ -77,7 +81,8 @@ class SchedulerDaemon:
         recorder = Recorder(BackgroundEvents(store), self.clock.now, SCHEDULER_COMPONENT)
         settle = SETTLE if settle is None else settle  # 0: only every period
         self.loop = SchedulerLoop(store, self.informers, self.clock, self.conf.text(), period, recorder,
-                                  settle or None, python_hook_budget, skip_unknown_plugins=True)
+                                  settle or None, python_hook_budget, skip_unknown_plugins=True,
+                                  feature_gates=feature_gates)
         self.metrics = SchedulerMetrics(registry or CollectorRegistry())
         self.metrics.skipped(self.loop.skipped_plugins)
         self.loop.on_session = self.metrics.observe

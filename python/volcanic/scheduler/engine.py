@@ -13,6 +13,10 @@ from volcanic.scheduler.plugins import load_entry_point_plugins, plugin_names_in
 
 # The kinds the engine reads; others are skipped by schedule().
 SCHEDULER_KINDS = frozenset({"Node", "Pod", "PodGroup", "Queue", "PriorityClass", "Namespace"})
+# Volcano's feature gate (pkg/features/volcano_features.go) behind Decisions.ungate, and the
+# scheduling gate (and opt-in annotation) it lifts.
+QUEUE_ALLOCATION_FEATURE = "SchedulingGatesQueueAdmission"
+QUEUE_ALLOCATION_GATE = "scheduling.volcano.sh/queue-allocation-gate"
 
 
 @dataclass
@@ -23,6 +27,11 @@ class Decisions:
     bind_annotations: "ns/pod" -> annotations its binding carries (the vGPU cards the
         deviceshare plugin chose: volcano.sh/vgpu-ids-new, ...), for pods that have some.
     evictions: "ns/pod" in eviction order.
+    ungate: "ns/pod" whose scheduling gate scheduling.volcano.sh/queue-allocation-gate is to be
+        removed, in the order decided: with the SchedulingGatesQueueAdmission feature gate, a
+        pod annotated scheduling.volcano.sh/queue-allocation-gate: "true" whose only gate is
+        that one, once its queue has room for it (Volcano's allocate action). The pod is placed
+        by a later session, once it comes back without the gate.
     pipelined: "ns/pod" -> node, pods waiting for resources being released.
     podgroups: "ns/name" -> PodGroup status as the session writes it
         ({"phase", "conditions", "running", "succeeded", "failed"}).
@@ -52,6 +61,7 @@ class Decisions:
     binds: dict[str, str] = field(default_factory=dict)
     bind_annotations: dict[str, dict[str, str]] = field(default_factory=dict)
     evictions: list[str] = field(default_factory=list)
+    ungate: list[str] = field(default_factory=list)
     pipelined: dict[str, str] = field(default_factory=dict)
     podgroups: dict[str, dict[str, Any]] = field(default_factory=dict)
     queues: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -66,6 +76,17 @@ class Decisions:
     def outcome(self) -> dict[str, Any]:
         """The fields above without the timings, which differ from run to run."""
         return {k: v for k, v in vars(self).items() if k not in ("action_seconds", "plugin_timings")}
+
+
+def _gate_names(feature_gates: Iterable[str]) -> frozenset[str]:
+    """feature_gates as a set of names; a bare string (one name's letters) or a non-string is refused."""
+    if isinstance(feature_gates, (str, bytes)):
+        raise ValueError(f"feature_gates: must be a collection of gate names, got the string {feature_gates!r}")
+    names = frozenset(feature_gates)
+    for name in names:
+        if not isinstance(name, str):
+            raise ValueError(f"feature_gates: gate names must be strings, got {name!r}")
+    return names
 
 
 def _now_ms(now: float | None) -> int:
@@ -92,17 +113,25 @@ class Scheduler:
         (scheduling.k8s.io/group-name) is its own group of one, in the default queue, at once.
         Without it (the default, as in Volcano) such a pod waits until the PodGroup controller
         has made its PodGroup and annotated it.
+    feature_gates: the names of Volcano's feature gates that are on (the scheduler's
+        --feature-gates; Volcano's defaults otherwise). The scheduler reads one,
+        SchedulingGatesQueueAdmission (Alpha, off by default): pods that opted in to the
+        queue-allocation gate are let through it once their queue has room (Decisions.ungate),
+        and the capacity plugin keeps that room for them until they are placed. Other names are
+        accepted and change nothing here, as in Volcano's scheduler.
     """
 
     def __init__(self, conf: str | dict[str, Any] | None = None, python_hook_budget: float | None = None,
-                 bare_pods_as_groups: bool = False) -> None:
+                 bare_pods_as_groups: bool = False, feature_gates: Iterable[str] = ()) -> None:
         conf_json = load_conf(conf)
         load_entry_point_plugins(plugin_names_in(conf_json))
         if python_hook_budget is not None and (isinstance(python_hook_budget, bool)
                                                or not isinstance(python_hook_budget, (int, float))):
             raise ValueError(f"python_hook_budget: must be a positive number of seconds or None, "
                              f"got {python_hook_budget!r}")
-        self._core = _core.Scheduler(conf_json, registered_plugins(), python_hook_budget, bool(bare_pods_as_groups))
+        gates = _gate_names(feature_gates)
+        self._core = _core.Scheduler(conf_json, registered_plugins(), python_hook_budget, bool(bare_pods_as_groups),
+                                     QUEUE_ALLOCATION_FEATURE in gates)
 
     def upsert(self, obj: dict[str, Any] | str | bytes) -> bool:
         """Adds or replaces an object (a dict, or JSON text) by kind and key; returns whether

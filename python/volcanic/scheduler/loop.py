@@ -46,6 +46,11 @@ embedded cluster (on its virtual clock) and as `volcanic scheduler` on a real AP
   reports only those that changed) and the PodScheduled=False condition of unschedulable
   pods are written only when they change. PodGroups get Volcano's Unschedulable and
   Scheduled Events (Decisions.podgroup_events), each only when it differs from the last.
+- With the SchedulingGatesQueueAdmission feature gate, the queue-allocation gate of the pods
+  a session let through (Decisions.ungate) is removed by an update of the pod that keeps its
+  other gates (Volcano's SchGateManager, best effort). Its echo is a change: the next session
+  places the pod. A pod that changed meanwhile (a Conflict) comes back through the watch and
+  is decided again; one that is gone is dropped.
 """
 
 from __future__ import annotations
@@ -66,7 +71,7 @@ from volcanic.kube.objects import Key, describe, key_of
 from volcanic.kube.status_writes import StatusWrite, StatusWrites
 from volcanic.kube.store import Store
 from volcanic.scheduler.conf import load_conf
-from volcanic.scheduler.engine import SCHEDULER_KINDS, Decisions, Scheduler
+from volcanic.scheduler.engine import QUEUE_ALLOCATION_GATE, SCHEDULER_KINDS, Decisions, Scheduler
 from volcanic.scheduler.plugins import without_unknown_plugins
 
 log = logging.getLogger(__name__)
@@ -77,8 +82,10 @@ SCHEDULER_COMPONENT = "volcano"  # Volcano's scheduler names its event source af
 class SchedulerLoop:
     def __init__(self, store: Store, informers: Informers, clock: Clock, conf: Any, period: float = 1.0,
                  recorder: Recorder | None = None, settle: float | None = None,
-                 python_hook_budget: float | None = None, skip_unknown_plugins: bool = False) -> None:
+                 python_hook_budget: float | None = None, skip_unknown_plugins: bool = False,
+                 feature_gates: frozenset[str] = frozenset()) -> None:
         self.store, self.informers, self.clock, self.period = store, informers, clock, period
+        self.feature_gates = frozenset(feature_gates)  # Volcano's that are on (Scheduler's feature_gates)
         self.settle = settle
         self.python_hook_budget = python_hook_budget  # kept for the engine of a new configuration
         self._settling = False  # a settle check is queued on the clock
@@ -135,11 +142,11 @@ class SchedulerLoop:
 
     def _new_engine(self, conf: Any) -> Scheduler:
         if not self.skip_unknown_plugins:
-            return Scheduler(conf, python_hook_budget=self.python_hook_budget)
+            return Scheduler(conf, python_hook_budget=self.python_hook_budget, feature_gates=self.feature_gates)
         conf, skipped = without_unknown_plugins(load_conf(conf))
         for name in skipped:
             log.error("Failed to get plugin %s.", name)  # Volcano's words
-        engine = Scheduler(conf, python_hook_budget=self.python_hook_budget)
+        engine = Scheduler(conf, python_hook_budget=self.python_hook_budget, feature_gates=self.feature_gates)
         self.skipped_plugins = skipped
         return engine
 
@@ -291,6 +298,7 @@ class SchedulerLoop:
             self._mark_dirty()  # the next session's view is not this one's: it may decide more
         self._bind(d)
         self._evict(d)
+        self._ungate(d)
         self._write_statuses(d)
         self.collect()  # on the embedded store, every write is answered already
         (bound, failed), self._binds_answered = self._binds_answered, [0, 0]
@@ -387,6 +395,26 @@ class SchedulerLoop:
             except StoreError as e:
                 log.info("scheduler: eviction of %s failed: %s", key, e)
                 self.engine.forget(key)
+
+    def _ungate(self, d: Decisions) -> None:
+        """Removes the queue-allocation gate of each pod the session let through, keeping any
+        other gate (Volcano's RemoveVolcanoSchGate). Best effort, as Volcano's: a failed update is
+        logged; the pod's next version, or the next session, decides it again."""
+        for key in d.ungate:
+            namespace, name = key.split("/", 1)
+            pod = self.informers.get("Pod", name, namespace)
+            if pod is None:
+                continue  # gone: the engine drops it with the watch's delete
+            spec = dict(pod.get("spec") or {})
+            gates = [g for g in spec.pop("schedulingGates", None) or []
+                     if not (isinstance(g, dict) and g.get("name") == QUEUE_ALLOCATION_GATE)]
+            if gates:
+                spec["schedulingGates"] = gates
+            try:
+                self.store.update(dict(pod, spec=spec))
+            except StoreError as e:
+                log.info("scheduler: queue-allocation gate of %s not removed: %s", key, e)
+                self._mark_dirty()
 
     def _write_statuses(self, d: Decisions) -> None:
         """PodGroup and Queue status, PodGroup Events and the PodScheduled=False conditions, sent in the

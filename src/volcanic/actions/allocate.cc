@@ -3,7 +3,12 @@
 // (TaskOrder), each task to the best node that fits Idle, else pipelined onto
 // one that fits FutureIdle. A job's statement is committed once the job is
 // ready, kept uncommitted while it is only pipelined, and discarded
-// otherwise.
+// otherwise. A task whose only gate is Volcano's queue-allocation gate is
+// tried too, only as far as its queue's Allocatable check: with the
+// SchedulingGatesQueueAdmission feature gate on and the pod opted in, passing
+// it decides the gate's removal (Volcano's allocate.go and
+// gate/schedulinggate.go); the task is placed by a later session, once the
+// pod's update without the gate has come.
 #include <optional>
 
 #include "absl/container/btree_map.h"
@@ -73,7 +78,8 @@ class AllocateAction : public Action {
   static TaskList PendingTasks(Session& ssn, const JobInfo& job) {
     TaskList list;
     for (const auto& [key, t] : job.tasks)
-      if (t->status == TaskStatus::kPending && !t->best_effort && !t->gated) list.tasks.push_back(t);
+      if (t->status == TaskStatus::kPending && !t->best_effort && (!t->gated || t->queue_gate_only))
+        list.tasks.push_back(t);
     SortByOrder(list.tasks, [&](const TaskInfo* a, const TaskInfo* b) { return ssn.TaskOrder(*a, *b); });
     return list;
   }
@@ -88,6 +94,10 @@ class AllocateAction : public Action {
       if (!ssn.Allocatable(q, *task)) {
         ssn.NoteSkipped(*task, absl::StrCat("Queue <", q.name, "> is overused when considering task <", task->name,
                                             ">, ignore it."));
+        continue;
+      }
+      if (task->gated) {
+        if (ssn.features().queue_allocation_gate && task->queue_gate_opt_in) ssn.Ungate(*task);
         continue;
       }
       if (const FitErrors* role_errors = ssn.RoleFitErrors(*task)) {

@@ -365,6 +365,8 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   t.gated = !gates->empty();
   t.queue_gate_only = gates->size() == 1 && (*gates)[0].is_object() &&
                       (*gates)[0].value("name", json()) == kQueueAllocationGate;
+  if (auto it = m.annotations.find(kQueueAllocationGate); it != m.annotations.end())
+    t.queue_gate_opt_in = it->second == "true";
   ASSIGN_OR_RETURN(auto scheduler, f.String(*spec, "schedulerName", "spec"));
   ASSIGN_OR_RETURN(auto node_name, f.String(*spec, "nodeName", "spec"));
   ASSIGN_OR_RETURN(auto priority, f.Int(*spec, "priority", "spec"));

@@ -110,6 +110,7 @@ void JobInfo::Account(const TaskInfo& t, int sign) {
   if (t.SchedulingGated()) {
     if (sign > 0) gated_request += t.resreq; else gated_request -= t.resreq;
   }
+  if (t.HoldsQueueRoom()) holding_queue_room += sign;
 }
 
 void JobInfo::AddTask(TaskInfo* t) {

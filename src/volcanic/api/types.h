@@ -100,6 +100,13 @@ struct TaskInfo {
   // Gated by some other gate: the job's admission does not reserve for it
   // (Volcano's GetSchGatedPodResources).
   bool SchedulingGated() const { return gated && !queue_gate_only; }
+  // Annotated scheduling.volcano.sh/queue-allocation-gate: "true": opted in to
+  // have that gate lifted once its queue has room (Volcano's
+  // HasQueueAllocationGateAnnotation, pkg/scheduler/api/helpers.go).
+  bool queue_gate_opt_in = false;
+  // Pending, opted in and no longer gated: its gate was lifted because its
+  // queue had room, which it keeps until placed (capacity's reservations).
+  bool HoldsQueueRoom() const { return status == TaskStatus::kPending && queue_gate_opt_in && !gated; }
   // vGPU (vgpu.h): what the containers ask, the annotations a fit reads
   // (GpuAnnotations, once here rather than per node tried), and the cards they
   // hold, from the pod's annotation or chosen by the session that placed it.
@@ -194,6 +201,7 @@ struct JobInfo {
   Resource pending_request;                        // Σ resreq of Pending tasks
   Resource total_request;                          // Σ resreq of all tasks
   Resource gated_request;                          // Σ resreq of SchedulingGated tasks
+  int holding_queue_room = 0;                      // tasks that HoldsQueueRoom()
   // Its terms in the cache's per-queue sums; unlinked outside a cache.
   QueueSumsLink queue_sums;
 

@@ -81,9 +81,10 @@ py::handle Key(const char* name) {
 
 py::dict ToPython(const Decisions& d, QuantityDicts& quantities) {
   py::dict binds, pipelined, podgroups, queues, unschedulable, seconds;
-  py::list evictions;
+  py::list evictions, ungate;
   for (const auto& [k, n] : d.binds) binds[py::str(k)] = n;
   for (const auto& k : d.evictions) evictions.append(k);
+  for (const auto& k : d.ungate) ungate.append(k);
   for (const auto& [k, n] : d.pipelined) pipelined[py::str(k)] = n;
   for (const auto& [k, st] : d.podgroups) {
     py::list conds;
@@ -131,6 +132,7 @@ py::dict ToPython(const Decisions& d, QuantityDicts& quantities) {
   out[Key("binds")] = binds;
   out[Key("bind_annotations")] = d.bind_annotations;
   out[Key("evictions")] = evictions;
+  out[Key("ungate")] = ungate;
   out[Key("pipelined")] = pipelined;
   out[Key("podgroups")] = podgroups;
   out[Key("queues")] = queues;
@@ -166,12 +168,14 @@ SchedulerConf ConfFrom(const std::optional<std::string>& conf_json, const Regist
 }
 
 Scheduler MakeScheduler(const std::optional<std::string>& conf_json, const std::vector<PyPluginSpec>& plugins,
-                        bool bare_pods_as_groups) {
+                        bool bare_pods_as_groups, bool queue_allocation_gate) {
   Registry registry = RegistryWith(plugins);
   SchedulerConf conf = ConfFrom(conf_json, registry);
   ParseOptions opts;
   opts.bare_pods_as_groups = bare_pods_as_groups;
-  return Scheduler(std::move(conf), std::move(registry), std::move(opts));
+  FeatureGates features;
+  features.queue_allocation_gate = queue_allocation_gate;
+  return Scheduler(std::move(conf), std::move(registry), std::move(opts), features);
 }
 
 std::unique_ptr<HookBudget> BudgetOf(std::optional<double> seconds) {
@@ -192,8 +196,9 @@ std::unique_ptr<HookBudget> BudgetOf(std::optional<double> seconds) {
 class PyScheduler {
  public:
   PyScheduler(const std::optional<std::string>& conf_json, const std::vector<PyPluginSpec>& plugins,
-              std::optional<double> python_hook_budget, bool bare_pods_as_groups)
-      : budget_(BudgetOf(python_hook_budget)), s_(MakeScheduler(conf_json, plugins, bare_pods_as_groups)) {}
+              std::optional<double> python_hook_budget, bool bare_pods_as_groups, bool queue_allocation_gate)
+      : budget_(BudgetOf(python_hook_budget)),
+        s_(MakeScheduler(conf_json, plugins, bare_pods_as_groups, queue_allocation_gate)) {}
 
   ~PyScheduler() {
     py::gil_scoped_release release;  // the watchdog may be waiting for the GIL
@@ -307,9 +312,10 @@ class PyScheduler {
 void BindScheduler(py::module_& m) {
   py::class_<PyScheduler>(m, "Scheduler")
       .def(py::init<const std::optional<std::string>&, const std::vector<PyPluginSpec>&, std::optional<double>,
-                    bool>(),
+                    bool, bool>(),
            py::arg("conf_json") = py::none(), py::arg("plugins") = std::vector<PyPluginSpec>(),
-           py::arg("python_hook_budget") = py::none(), py::arg("bare_pods_as_groups") = false)
+           py::arg("python_hook_budget") = py::none(), py::arg("bare_pods_as_groups") = false,
+           py::arg("queue_allocation_gate") = false)
       .def("upsert", &PyScheduler::Upsert, py::arg("obj"))
       .def("upsert_many", &PyScheduler::UpsertMany, py::arg("objs"))
       .def("delete", &PyScheduler::Delete, py::arg("kind"), py::arg("name"), py::arg("namespace") = py::none())

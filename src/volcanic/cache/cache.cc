@@ -23,7 +23,7 @@ bool SameView(const TaskInfo& a, const TaskInfo& b) {
          a.creation_ms == b.creation_ms && a.labels == b.labels && a.annotations == b.annotations &&
          a.class_key == b.class_key && a.status == b.status && a.node_name == b.node_name &&
          a.observed_status == b.observed_status && a.observed_node == b.observed_node && a.assumed == b.assumed &&
-         a.terminating == b.terminating && a.gated == b.gated;
+         a.terminating == b.terminating && a.gated == b.gated && a.queue_gate_only == b.queue_gate_only;
 }
 
 bool SameView(const JobInfo& a, const JobInfo& b) {

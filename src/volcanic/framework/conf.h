@@ -72,6 +72,16 @@ struct SchedulerConf {
 // Volcano's code default (pkg/scheduler/util.go DefaultSchedulerConf).
 SchedulerConf DefaultSchedulerConf();
 
+// The Volcano feature gates the engine reads (the scheduler's
+// --feature-gates, pkg/features/volcano_features.go), at Volcano's defaults.
+struct FeatureGates {
+  // SchedulingGatesQueueAdmission (Alpha, off): allocate asks for the
+  // queue-allocation gate of an opted-in pod to be removed once its queue
+  // has room for it (Decisions::ungate), and capacity keeps that room for
+  // the pod until it is placed.
+  bool queue_allocation_gate = false;
+};
+
 class Registry;
 
 // Parses the JSON form of the configuration (YAML is converted by Python).

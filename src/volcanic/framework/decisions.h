@@ -36,6 +36,9 @@ struct Decisions {
   std::vector<std::pair<std::string, std::string>> binds;      // pod key -> node, in bind order
   std::map<std::string, Labels> bind_annotations;              // pod key -> annotations its binding carries
   std::vector<std::string> evictions;                          // pod keys, in eviction order
+  // Pod keys whose queue-allocation gate (scheduling.volcano.sh/queue-allocation-gate)
+  // is to be removed, in the order decided (FeatureGates::queue_allocation_gate).
+  std::vector<std::string> ungate;
   std::vector<std::pair<std::string, std::string>> pipelined;  // pod key -> node
   std::map<std::string, PodGroupStatusOut> podgroups;          // job key -> status
   std::map<std::string, Resource> queue_allocated;             // queue -> allocated

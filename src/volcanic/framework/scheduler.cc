@@ -9,7 +9,8 @@ namespace volcanic {
 absl::StatusOr<Decisions> Scheduler::RunOnce(int64_t now_ms, bool changed_only, bool timings) {
   Decisions out;
   // Session UIDs are sequential rather than random so runs are repeatable.
-  Session ssn(cache_, conf_, {now_ms, absl::StrCat("session-", ++sessions_), changed_only, node_memory_.get(), timings},
+  Session ssn(cache_, conf_,
+              {now_ms, absl::StrCat("session-", ++sessions_), changed_only, node_memory_.get(), timings, features_},
               registry_);
   absl::Status status = ssn.Open();
   if (status.ok()) {

@@ -20,8 +20,10 @@ namespace volcanic {
 class Scheduler {
  public:
   // `conf` must have been parsed against `registry` (ParseSchedulerConf).
-  explicit Scheduler(SchedulerConf conf, Registry registry = Registry::Builtins(), ParseOptions opts = {})
-      : cache_(std::move(opts)), conf_(std::move(conf)), registry_(std::move(registry)) {}
+  // `features`: the Volcano feature gates its sessions follow (conf.h).
+  explicit Scheduler(SchedulerConf conf, Registry registry = Registry::Builtins(), ParseOptions opts = {},
+                     FeatureGates features = {})
+      : cache_(std::move(opts)), conf_(std::move(conf)), registry_(std::move(registry)), features_(features) {}
 
   Cache& cache() { return cache_; }
   const SchedulerConf& conf() const { return conf_; }
@@ -45,6 +47,7 @@ class Scheduler {
   Cache cache_;
   SchedulerConf conf_;
   Registry registry_;
+  FeatureGates features_;
   std::unique_ptr<NodeSearch::Memory> node_memory_ = std::make_unique<NodeSearch::Memory>();
   uint64_t sessions_ = 0;
 };

@@ -51,6 +51,7 @@ struct SessionOptions {
   // callbacks are called unwrapped and no timings are built: a loop that does
   // not read them saves about as much as a small session's close.
   bool timings = true;
+  FeatureGates features;
 };
 
 class Session {
@@ -87,6 +88,7 @@ class Session {
     if (ms > opts_.now_ms && (!wake_at_ms_ || ms < *wake_at_ms_)) wake_at_ms_ = ms;
   }
   const std::string& uid() const { return opts_.uid; }
+  const FeatureGates& features() const { return opts_.features; }
   NodeSearch& node_search() { return *node_search_; }
   // Counts changes to node accounting: caches keyed by it stay exact.
   uint64_t changes() const;
@@ -155,6 +157,10 @@ class Session {
   using GpuChooser = std::function<std::optional<GpuGrants>(const TaskInfo&, const NodeInfo&)>;
   void ChooseGpusBy(GpuChooser chooser) { gpu_chooser_ = std::move(chooser); }
   void RecordEviction(TaskInfo* t);              // commit of an eviction
+  // The task's queue-allocation gate is to be removed (Volcano's
+  // SchGateManager.Enqueue): reported in Decisions::ungate, for the loop to
+  // write. Not a change of the cache: the pod's update brings it.
+  void Ungate(const TaskInfo& t) { ungates_.push_back(t.key); }
   // Volcano's Session.Allocate (backfill): allocate and bind once the job is ready.
   void AllocateAndDispatch(TaskInfo* t, NodeInfo* n);
 
@@ -267,6 +273,7 @@ class Session {
   std::optional<GpuPolicy> gpu_policy_;
   GpuChooser gpu_chooser_;
   std::vector<std::string> evictions_;
+  std::vector<std::string> ungates_;
   std::map<std::string, Resource> deserved_;
   mutable std::optional<int64_t> wake_at_ms_;
 };

@@ -79,6 +79,7 @@ void Session::Close(Decisions* out) {
   out->binds = binds_;
   out->bind_annotations = bind_annotations_;
   out->evictions = evictions_;
+  out->ungate = ungates_;
   RevertUncommitted();
   WriteUnschedulable(out);
   if (opts_.timings) WriteTimings(out);
@@ -192,16 +193,19 @@ void Session::RollBack() {
   open_conditions_.clear();
 }
 
+// A scheduling-gated pod keeps the condition the API server gave it
+// (PodScheduled=False, SchedulingGated): Volcano's RecordJobStatusEvent
+// (pkg/scheduler/cache/cache.go) leaves it alone.
 void Session::WriteUnschedulable(Decisions* out) {
+  auto reported = [](const TaskInfo* t) { return t && t->status == TaskStatus::kPending && !t->gated; };
   for (const auto& [job, fits] : fit_errors_)
     for (const auto& [task_key, fe] : fits.by_task) {
       TaskInfo* t = cache_.FindTask(task_key);
-      if (t && t->status == TaskStatus::kPending) out->unschedulable[task_key] = fe.Error();
+      if (reported(t)) out->unschedulable[task_key] = fe.Error();
     }
   for (const auto& [task_key, reason] : skipped_) {
     TaskInfo* t = cache_.FindTask(task_key);
-    if (t && t->status == TaskStatus::kPending && !out->unschedulable.contains(task_key))
-      out->unschedulable[task_key] = reason;
+    if (reported(t) && !out->unschedulable.contains(task_key)) out->unschedulable[task_key] = reason;
   }
   // Other pending tasks of a gang found unschedulable in this session (for
   // example tasks that fit but were given back because the gang did not):
@@ -217,8 +221,7 @@ void Session::WriteUnschedulable(Decisions* out) {
       continue;
     }
     for (const auto& [tk, t] : job->tasks)
-      if (t->status == TaskStatus::kPending && !out->unschedulable.contains(tk))
-        out->unschedulable[tk] = message;
+      if (reported(t) && !out->unschedulable.contains(tk)) out->unschedulable[tk] = message;
   }
   for (auto& [key, job] : jobs_) job->tasks_seen = job->tasks.size();
 }

@@ -14,11 +14,17 @@
 // Registers QueueOrder, VictimQueueOrder (hierarchy only, as in Volcano),
 // Reclaimable, Preemptive, Allocatable, JobEnqueueable, JobEnqueued and
 // event handlers keeping allocations current within the session.
+// With the SchedulingGatesQueueAdmission feature gate (FeatureGates), a pod
+// that opted in to the queue-allocation gate and passed Allocatable holds
+// that room in its queue until it is placed, gated or not, so that two
+// gated pods cannot both be let through on the same room: a reservation
+// (Volcano's queueGateReservedTasks, buildQueueReservedTasksCache,
+// queueAllocatableWithReserved). As in Volcano, reservations count in the
+// check of the pod's own queue only, not of its ancestors.
 // Not modelled: DRA quotas (volcanic has no ResourceClaims; the two
-// `capacity.DRA...` arguments are accepted and ignored), the
-// SchedulingGatesQueueAdmission reservations (a feature gate, off by
-// default), and the PrePredicate/Simulate* state, which feeds only
-// Volcano's topology-aware preemption.
+// `capacity.DRA...` arguments are accepted and ignored), and the
+// PrePredicate/Simulate* state, which feeds only Volcano's topology-aware
+// preemption.
 // Deterministic where Volcano is not: queues are built in name order.
 // Deliberate difference: an ancestor's share follows allocations within
 // the session (Volcano updates only the leaf's, so subtrees are ordered by
@@ -29,6 +35,7 @@
 #include <algorithm>
 #include <map>
 
+#include "absl/container/flat_hash_map.h"
 #include "volcanic/framework/session.h"
 #include "volcanic/plugins/capacity_queues.h"
 #include "volcanic/plugins/plugins.h"
@@ -78,7 +85,9 @@ class CapacityPlugin : public Plugin {
     h.AddAllocatableFn([this](const QueueInfo& q, const TaskInfo& t) { return Allocatable(q, t); });
     h.AddJobEnqueueableFn([this](const JobInfo& job) { return Enqueueable(job); });
     h.AddJobEnqueuedFn([this](const JobInfo& job) { Enqueued(job); });
-    h.AddEventHandler([this](const TaskInfo& t) { Charge(t, +1); }, [this](const TaskInfo& t) { Charge(t, -1); });
+    reserving_ = ssn.features().queue_allocation_gate;
+    if (reserving_) ReserveForUngated(ssn);
+    h.AddEventHandler([this](const TaskInfo& t) { Allocated(t); }, [this](const TaskInfo& t) { Deallocated(t); });
   }
 
  private:
@@ -111,14 +120,63 @@ class CapacityPlugin : public Plugin {
 
   // The queue (and, in a hierarchy, every ancestor) stays within its real
   // capability on the dimensions the task asks for.
+  // With reservations, what other opted-in pods hold in the queue counts
+  // as used, and a pod that passes holds its own room from then on.
   bool Allocatable(const QueueInfo& q, const TaskInfo& t) {
     if (!q.IsOpen() || !ready_) return false;
     QueueAttr* a = Find(q.name);
     if (!a || (hierarchy_ && !a->leaf())) return false;
-    if (!FitsOnRequested(a->allocated + t.resreq, a->real_capability, t.resreq)) return false;
+    Resource used = a->allocated + t.resreq;
+    if (reserving_) used += ReservedBesides(*a, t);
+    if (!FitsOnRequested(used, a->real_capability, t.resreq)) return false;
     for (QueueAttr* up : a->ancestors)
       if (!FitsOnRequested(up->allocated + t.resreq, up->real_capability, t.resreq)) return false;
+    if (reserving_ && t.queue_gate_opt_in) Reserve(*a, t);
     return true;
+  }
+
+  // Volcano's buildQueueReservedTasksCache: the pods whose gate an earlier
+  // session lifted and that wait for a node still hold their room.
+  void ReserveForUngated(const Session& ssn) {
+    for (const auto& [key, job] : ssn.jobs()) {
+      if (job->holding_queue_room == 0) continue;
+      QueueAttr* a = Find(job->queue);
+      if (!a) continue;
+      for (const auto& [tk, t] : job->tasks)
+        if (t->HoldsQueueRoom()) Reserve(*a, *t);
+    }
+  }
+
+  void Reserve(QueueAttr& a, const TaskInfo& t) {
+    if (reserved_.try_emplace(&t, &a).second) a.reserved += t.resreq;
+  }
+
+  void Unreserve(const TaskInfo& t) {
+    auto it = reserved_.find(&t);
+    if (it == reserved_.end()) return;
+    it->second->reserved -= t.resreq;
+    reserved_.erase(it);
+  }
+
+  // What the queue's reservations hold, the task's own left out (it is
+  // counted as the candidate).
+  Resource ReservedBesides(const QueueAttr& a, const TaskInfo& t) const {
+    auto it = reserved_.find(&t);
+    return it != reserved_.end() && it->second == &a ? a.reserved - t.resreq : a.reserved;
+  }
+
+  // Volcano's capacity event handlers: a placed task no longer reserves; one
+  // taken back (a discarded allocation, an eviction) that opted in reserves
+  // again.
+  void Allocated(const TaskInfo& t) {
+    Charge(t, +1);
+    if (reserving_) Unreserve(t);
+  }
+
+  void Deallocated(const TaskInfo& t) {
+    Charge(t, -1);
+    if (!reserving_ || !t.queue_gate_opt_in || !t.job) return;
+    if (QueueAttr* a = Find(t.job->queue)) Reserve(*a, t);
   }
 
   // Admits a job whose minimum fits, with what is allocated and admitted,
@@ -247,6 +305,8 @@ class CapacityPlugin : public Plugin {
   int level_;
   bool hierarchy_ = false, ready_ = true;
   capacity::QueueTree tree_;
+  bool reserving_ = false;  // FeatureGates::queue_allocation_gate
+  absl::flat_hash_map<const TaskInfo*, QueueAttr*> reserved_;  // task -> the queue it holds room in
 };
 
 }  // namespace

@@ -39,6 +39,9 @@ struct QueueAttr {
   Resource capability = Resource::Infinite();       // a dimension left out is unbounded
   Resource real_capability = Resource::Infinite();
   Resource allocated, inqueue, elastic;
+  // What opted-in pods that passed Allocatable hold until placed (the
+  // SchedulingGatesQueueAdmission reservations; capacity.cc).
+  Resource reserved;
   double share = 0;
 
   const std::string& name() const { return queue->name; }
