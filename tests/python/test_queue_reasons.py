@@ -10,14 +10,14 @@ reason is: ..."), on the Unschedulable condition and Event.
 from __future__ import annotations
 
 import volcanic
+from job_helpers import node
 
 NOW = 1.7e9
 
 
 def _objects(queue: str) -> list[dict]:
     return [
-        {"kind": "Node", "metadata": {"name": "n1"},
-         "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}},
+        node("n1"),
         {"kind": "PodGroup", "metadata": {"name": "pg", "namespace": "ns", "uid": "pg-uid"},
          "spec": {"minMember": 1, "queue": queue}, "status": {"phase": "Pending"}},
         {"kind": "Pod", "metadata": {"name": "p", "namespace": "ns", "annotations": {

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import volcanic
+from job_helpers import node
 
 NOW = 1.7e9
 SPREAD = {"app": "web"}
@@ -43,11 +44,6 @@ tiers:
   - name: binpack
     arguments: {binpack.weight: 10}
 """
-
-
-def node(name: str, cpu: str = "8", **labels: str) -> dict[str, Any]:
-    return {"kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **labels}},
-            "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"}}}
 
 
 def group(name: str, min_member: int = 1, phase: str = "Inqueue", priority_class: str | None = None) -> dict:
@@ -98,7 +94,7 @@ def test_pods_already_running_count_and_unrelated_pods_do_not():
 
 
 def test_a_node_without_the_key_fails_for_good_and_skew_names_the_rule():
-    objects = [node("n1", zone="a"), node("n2", zone="a"), node("bare"), group("old", phase="Running"), group("new"),
+    objects = [node("n1", labels={"zone": "a"}), node("n2", labels={"zone": "a"}), node("bare"), group("old", phase="Running"), group("new"),
                pod("old-0", "old", labels=SPREAD, node_name="n1"),
                pod("new-0", "new", labels=SPREAD, spread=hard("zone", max_skew=1, minDomains=2))]
     d = volcanic.schedule(objects, PACKING, now=NOW)
@@ -112,7 +108,7 @@ def test_a_node_without_the_key_fails_for_good_and_skew_names_the_rule():
 
 
 def test_domains_the_pod_cannot_use_do_not_count_under_node_affinity_honor():
-    objects = [node("n1", zone="a"), node("n2", zone="b", pool="gpu"), group("old", phase="Running"), group("new"),
+    objects = [node("n1", labels={"zone": "a"}), node("n2", labels={"zone": "b", "pool": "gpu"}), group("old", phase="Running"), group("new"),
                pod("old-0", "old", labels=SPREAD, node_name="n1")]
     new = pod("new-0", "new", labels=SPREAD, spread=hard("zone"))
     new["spec"]["nodeSelector"] = {"zone": "a"}
