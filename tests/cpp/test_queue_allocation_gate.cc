@@ -165,3 +165,16 @@ TEST_CASE("queue-allocation gate: a placed pod gives its reservation up, a disca
     REQUIRE(d.ungate.empty());
   }
 }
+
+TEST_CASE("queue-allocation gate: a new version of the PodGroup keeps its pod's reservation") {
+  json waiting = GatedPod("a", "a", {});
+  waiting["spec"]["nodeSelector"] = {{"kubernetes.io/fake-node", "fake"}};
+  Scheduler s = MakeScheduler(true);
+  Load(s.cache(), json::array({Node("n1", "8", "8Gi"), CapQueue("q", "1"), Group("a", 1), waiting, Group("b", 2),
+                               GatedPod("b", "b", {kGate})}));
+  json updated = Group("a", 1);
+  updated["metadata"]["labels"] = {{"touched", "yes"}};  // a change of the scheduler's view
+  Load(s.cache(), json::array({updated}));
+  REQUIRE(s.cache().FindJob("ns/a")->holding_queue_room == 1);
+  REQUIRE(RunOnce(s).ungate.empty());  // b would not fit beside a's reservation
+}

@@ -141,12 +141,12 @@ class SchedulerLoop:
         self._mark_dirty()
 
     def _new_engine(self, conf: Any) -> Scheduler:
-        if not self.skip_unknown_plugins:
-            return Scheduler(conf, python_hook_budget=self.python_hook_budget, feature_gates=self.feature_gates)
-        conf, skipped = without_unknown_plugins(load_conf(conf))
+        skipped: list[str] = []
+        if self.skip_unknown_plugins:
+            conf, skipped = without_unknown_plugins(load_conf(conf))
+        engine = Scheduler(conf, python_hook_budget=self.python_hook_budget, feature_gates=self.feature_gates)
         for name in skipped:
             log.error("Failed to get plugin %s.", name)  # Volcano's words
-        engine = Scheduler(conf, python_hook_budget=self.python_hook_budget, feature_gates=self.feature_gates)
         self.skipped_plugins = skipped
         return engine
 
@@ -417,9 +417,9 @@ class SchedulerLoop:
                 self._mark_dirty()
 
     def _write_statuses(self, d: Decisions) -> None:
-        """PodGroup and Queue status, PodGroup Events and the PodScheduled=False conditions, sent in the
-        background (Volcano's job updater writes them from 16 workers); a write that fails (the
-        object changed meanwhile) is made again by the next session that decides it."""
+        """PodGroup and Queue status, PodGroup Events and the PodScheduled=False conditions, sent
+        in the background (Volcano's job updater writes them from 16 workers); a write that
+        fails (the object changed meanwhile) is made again by the next session that decides it."""
         for key, status in d.podgroups.items():
             namespace, name = key.split("/", 1)
             pg = self.informers.get("PodGroup", name, namespace)

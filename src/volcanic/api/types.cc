@@ -113,6 +113,17 @@ void JobInfo::Account(const TaskInfo& t, int sign) {
   if (t.HoldsQueueRoom()) holding_queue_room += sign;
 }
 
+void JobInfo::TakeTasks(JobInfo&& old) {
+  tasks = std::move(old.tasks);
+  count = old.count;
+  pending_best_effort = old.pending_best_effort;
+  allocated = std::move(old.allocated);
+  pending_request = std::move(old.pending_request);
+  total_request = std::move(old.total_request);
+  gated_request = std::move(old.gated_request);
+  holding_queue_room = old.holding_queue_room;
+}
+
 void JobInfo::AddTask(TaskInfo* t) {
   tasks[t->key] = t;
   Account(*t, +1);

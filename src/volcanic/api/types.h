@@ -208,6 +208,9 @@ struct JobInfo {
   void AddTask(TaskInfo* t);
   void RemoveTask(TaskInfo* t);
   void Account(const TaskInfo& t, int sign);  // counters and sums only
+  // Takes `old`'s tasks with everything Account keeps of them (a new version
+  // of the same PodGroup).
+  void TakeTasks(JobInfo&& old);
   void SetPhase(std::string_view p);
   // Replaces its terms in its queue's sums by what it is now: called after
   // every change of what they read (tasks, phase, the PodGroup's fields).

@@ -266,13 +266,7 @@ absl::StatusOr<Cache::Change> Cache::UpsertPodGroup(const json& obj) {
   parsed.arrival = job->arrival;
   parsed.tasks_seen = job->tasks_seen;
   parsed.last_event = std::move(job->last_event);
-  parsed.tasks = std::move(job->tasks);
-  parsed.count = job->count;
-  parsed.pending_best_effort = job->pending_best_effort;
-  parsed.allocated = std::move(job->allocated);
-  parsed.pending_request = std::move(job->pending_request);
-  parsed.total_request = std::move(job->total_request);
-  parsed.gated_request = std::move(job->gated_request);
+  parsed.TakeTasks(std::move(*job));
   *job = std::move(parsed);  // keeps the job's link to the queue sums
   job->Recount();
   return Change::kChanged;
