@@ -27,7 +27,8 @@ def test_schedule_json_is_the_decisions():
     r = _run("schedule", "examples/cluster.yaml", "examples/jobs.yaml", "--json", "--now", "0")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
-    assert set(d) == {"binds", "bind_annotations", "evictions", "ungate", "pipelined", "podgroups", "queues",
+    assert set(d) == {"binds", "bind_annotations", "volume_binds", "volume_bind_timeout", "evictions", "ungate",
+                      "pipelined", "podgroups", "queues",
                       "unschedulable", "podgroup_events", "deferred", "pending", "wake_at"}
     assert d["pending"] is True  # mpi-sim has a pod no node can hold
     assert d["binds"]["default/tf-training-ps-0"] in {"node-a", "node-b"}

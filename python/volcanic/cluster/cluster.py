@@ -128,6 +128,7 @@ class Cluster:
         from volcanic.controllers.job.controller import JobController
         from volcanic.controllers.podgroup import PodGroupController
         from volcanic.controllers.queue import QueueController, ensure_default_queues
+        from volcanic.controllers.volumes import PersistentVolumeController, ensure_default_storage_class
 
         if not schedule_period > 0:
             raise ValueError(f"schedule_period: must be positive, got {schedule_period!r}")
@@ -143,6 +144,7 @@ class Cluster:
         self.api = EmbeddedApi(self._store, admission)
         self.api.create({"kind": "Namespace", "metadata": {"name": "default"}, "status": {"phase": "Active"}})
         ensure_default_queues(self.api)
+        ensure_default_storage_class(self.api)
         # Events are written, never read by a component: not watched (a replay writes one per pod).
         self.informers = Informers(self.api, [k for k in KINDS if k != "Event"], INDEXES)
         ctx = Context(store=self.api, lister=self.informers, clock=self._clock,
@@ -150,7 +152,7 @@ class Cluster:
         self.scheduler = SchedulerLoop(self.api, self.informers, self._clock, _load_conf(conf), schedule_period,
                                        settle=settle, python_hook_budget=python_hook_budget, feature_gates=gates)
         controllers = [JobController(ctx), PodGroupController(ctx), QueueController(ctx),
-                       GarbageCollector(ctx), Kubelets(ctx)]
+                       GarbageCollector(ctx), PersistentVolumeController(ctx), Kubelets(ctx)]
         self.controllers = {c.name: c for c in controllers}
         self._runner = Runner(self.informers, controllers, self._clock)
 

@@ -39,7 +39,13 @@ KINDS = {k.name: k for k in [
     Kind("Service", "v1", "services"),
     Kind("ConfigMap", "v1", "configmaps"),
     Kind("Secret", "v1", "secrets"),
-    Kind("PersistentVolumeClaim", "v1", "persistentvolumeclaims"),
+    # Claims and volumes are Pending until the PV controller says otherwise (the API server's
+    # defaulting); their status is written through the status subresource, as in Kubernetes.
+    Kind("PersistentVolumeClaim", "v1", "persistentvolumeclaims", status_subresource=True,
+         initial_status=(("phase", "Pending"),)),
+    Kind("PersistentVolume", "v1", "persistentvolumes", namespaced=False, status_subresource=True,
+         initial_status=(("phase", "Pending"),)),
+    Kind("StorageClass", "storage.k8s.io/v1", "storageclasses", namespaced=False),
     Kind("Event", "v1", "events"),
     Kind("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies"),
     Kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", namespaced=False),

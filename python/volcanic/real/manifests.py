@@ -79,9 +79,12 @@ EVENTS = _rule(["", "events.k8s.io"], ["events"], ["create", "patch", "update"])
 
 RULES: dict[str, list[Obj]] = {
     # vc-scheduler: reads the cluster, binds, evicts, writes PodGroup/Queue status and pod conditions,
-    # and updates pods to remove the queue-allocation gate (Volcano's role allows patch for it).
+    # updates pods to remove the queue-allocation gate (Volcano's role allows patch for it), and
+    # binds volumes (a PV's claimRef, a claim's selected-node annotation).
     "scheduler": [
         _rule([""], ["pods"], READ + ["update", "delete"]), _rule([""], ["pods/binding"], ["create"]),
+        _rule([""], ["persistentvolumes", "persistentvolumeclaims"], READ + ["update", "patch"]),
+        _rule(["storage.k8s.io"], ["storageclasses"], READ),
         _rule([""], ["pods/status"], ["update", "patch"]), _rule([""], ["nodes", "namespaces"], READ),
         _rule(["scheduling.k8s.io"], ["priorityclasses"], READ), _rule([VC_SCHED], ["podgroups", "queues"], READ),
         _rule([VC_SCHED], ["podgroups"], ["update", "patch"]), _rule([VC_SCHED], ["queues/status"], ["update", "patch"]),

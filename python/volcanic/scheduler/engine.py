@@ -12,7 +12,8 @@ from volcanic.scheduler.conf import load_conf
 from volcanic.scheduler.plugins import load_entry_point_plugins, plugin_names_in, registered_plugins
 
 # The kinds the engine reads; others are skipped by schedule().
-SCHEDULER_KINDS = frozenset({"Node", "Pod", "PodGroup", "Queue", "PriorityClass", "Namespace"})
+SCHEDULER_KINDS = frozenset({"Node", "Pod", "PodGroup", "Queue", "PriorityClass", "Namespace", "PersistentVolume",
+                             "PersistentVolumeClaim", "StorageClass"})
 # Volcano's feature gate (pkg/features/volcano_features.go) behind Decisions.ungate, and the
 # scheduling gate (and opt-in annotation) it lifts.
 QUEUE_ALLOCATION_FEATURE = "SchedulingGatesQueueAdmission"
@@ -26,6 +27,14 @@ class Decisions:
     binds: "ns/pod" -> node, pods bound by this session.
     bind_annotations: "ns/pod" -> annotations its binding carries (the vGPU cards the
         deviceshare plugin chose: volcano.sh/vgpu-ids-new, ...), for pods that have some.
+    volume_binds: "ns/pod" -> {"ns/claim": the PersistentVolume to bind it to, or None to
+        provision it on the pod's node}, for bound pods with claims not bound yet (kube's
+        VolumeBinding, which Volcano's predicates wrap). Before binding the pod, set each PV's
+        spec.claimRef to its claim, or annotate the claim volume.kubernetes.io/selected-node,
+        and wait until the PV controller has bound every claim (spec.volumeName and the
+        pv.kubernetes.io/bind-completed annotation), at most volume_bind_timeout seconds.
+    volume_bind_timeout: the predicates plugin's volumebinding.bindTimeoutSeconds (600 by
+        default) when volume_binds is not empty, else 0.
     evictions: "ns/pod" in eviction order.
     ungate: "ns/pod" whose scheduling gate scheduling.volcano.sh/queue-allocation-gate is to be
         removed, in the order decided: with the SchedulingGatesQueueAdmission feature gate, a
@@ -60,6 +69,8 @@ class Decisions:
 
     binds: dict[str, str] = field(default_factory=dict)
     bind_annotations: dict[str, dict[str, str]] = field(default_factory=dict)
+    volume_binds: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    volume_bind_timeout: float = 0.0
     evictions: list[str] = field(default_factory=list)
     ungate: list[str] = field(default_factory=list)
     pipelined: dict[str, str] = field(default_factory=dict)

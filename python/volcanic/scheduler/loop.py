@@ -46,6 +46,10 @@ embedded cluster (on its virtual clock) and as `volcanic scheduler` on a real AP
   reports only those that changed) and the PodScheduled=False condition of unschedulable
   pods are written only when they change. PodGroups get Volcano's Unschedulable and
   Scheduled Events (Decisions.podgroup_events), each only when it differs from the last.
+- A bound pod with claims to bind (Decisions.volume_binds) is bound only once its volumes are
+  (volcanic.scheduler.volume_binds: the PV's claimRef or the claim's selected-node annotation
+  is written at once, the pod's binding once the PV controller has bound every claim); until
+  then the engine holds its placement. A volume bind that fails is a failed bind.
 - With the SchedulingGatesQueueAdmission feature gate, the queue-allocation gate of the pods
   a session let through (Decisions.ungate) is removed by an update of the pod that keeps its
   other gates (Volcano's SchGateManager, best effort). Its echo is a change: the next session
@@ -73,6 +77,7 @@ from volcanic.kube.store import Store
 from volcanic.scheduler.conf import load_conf
 from volcanic.scheduler.engine import QUEUE_ALLOCATION_GATE, SCHEDULER_KINDS, Decisions, Scheduler
 from volcanic.scheduler.plugins import without_unknown_plugins
+from volcanic.scheduler.volume_binds import VolumeBinds
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +118,7 @@ class SchedulerLoop:
         self._answered: deque[tuple[str, str, Future]] = deque()  # bind answers: ("ns/pod", node, answer)
         self._binds_answered = [0, 0]  # binds collected since the last session: succeeded, failed
         self._status = StatusWrites(store, wake=informers.watch.wake)
+        self._volume_binds = VolumeBinds(store, informers, clock, self._send_bind, self._bind_failed)
         # (kind, key_of) -> (its latest version, whether it is new), in first-event order
         self._pending: dict[tuple[str, Key], tuple[dict, bool]] = {}
         self._flush_timer: Timer | None = None
@@ -208,14 +214,17 @@ class SchedulerLoop:
             self._flush_timer.cancel()
             self._flush_timer = None
         pending, self._pending = self._pending, {}
-        pods_added = False
+        pods_added = volumes = False
         for obj, added in pending.values():
+            volumes = volumes or obj["kind"] in ("PersistentVolumeClaim", "PersistentVolume")
             if added:
                 self._changed()
             self._upsert(obj)
             if added and obj["kind"] == "PodGroup":
                 self._new_work()
             pods_added = pods_added or (added and obj["kind"] == "Pod")
+        if volumes:
+            self._volume_binds.check_all()
         if pods_added:
             filled = self.engine.gangs_filled()
             if filled != self._gangs_filled:
@@ -265,6 +274,10 @@ class SchedulerLoop:
         self._changed()
         meta = obj["metadata"]
         self.engine.delete(obj["kind"], meta["name"], meta.get("namespace"))
+        if obj["kind"] == "Pod":
+            self._volume_binds.drop(f"{meta.get('namespace')}/{meta['name']}")
+        elif obj["kind"] in ("PersistentVolumeClaim", "PersistentVolume"):
+            self._volume_binds.check_all()
 
     def _cycle(self) -> None:
         self._cycle_timer = None
@@ -344,11 +357,18 @@ class SchedulerLoop:
 
     def _bind(self, d: Decisions) -> None:
         """Sends the session's binds without waiting for them (Volcano binds in the background
-        too); collect() handles each answer."""
+        too); collect() handles each answer. A pod with volumes to bind waits for them."""
         for key, node in d.binds.items():
-            namespace, name = key.split("/", 1)
-            self.store.bind_async(namespace, name, node, d.bind_annotations.get(key)).add_done_callback(
-                lambda answer, key=key, node=node: self._answer(key, node, answer))
+            claims = d.volume_binds.get(key)
+            if claims:
+                self._volume_binds.start(key, node, claims, d.volume_bind_timeout, d.bind_annotations.get(key))
+            else:
+                self._send_bind(key, node, d.bind_annotations.get(key))
+
+    def _send_bind(self, key: str, node: str, annotations: dict[str, str] | None) -> None:
+        namespace, name = key.split("/", 1)
+        self.store.bind_async(namespace, name, node, annotations).add_done_callback(
+            lambda answer, key=key, node=node: self._answer(key, node, answer))
 
     def _answer(self, key: str, node: str, answer: Future) -> None:
         """From the thread that got the answer: queue it for collect(), wake the loop."""
@@ -367,12 +387,18 @@ class SchedulerLoop:
             if pod is not None:
                 self.recorder.event(pod, "Normal", "Scheduled", f"Successfully assigned {key} to {node}")
             return True
+        self._bind_failed(key, node, str(error))
+        return False
+
+    def _bind_failed(self, key: str, node: str, error: str) -> None:
+        """Volcano's resyncTask: the placement forgotten, the pod's condition written."""
         log.info("scheduler: bind of %s to %s failed: %s", key, node, error)
+        namespace, name = key.split("/", 1)
+        pod = self.informers.get("Pod", name, namespace)
         if pod is not None:  # else deleted meanwhile: the engine has dropped it already
             self.engine.forget(key)
             self._mark_dirty()
             self._unschedulable(pod, "SchedulerError", f"failed to bind to node {node}: {error}")
-        return False
 
     def _evict(self, d: Decisions) -> None:
         if not d.evictions:

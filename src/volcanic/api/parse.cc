@@ -8,9 +8,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "volcanic/api/json_fields.h"
+#include "volcanic/api/parse_fields.h"
 #include "volcanic/api/pod_requests.h"
 #include "volcanic/api/status_macros.h"
 #include "volcanic/api/vgpu.h"
+#include "volcanic/api/volumes.h"
 
 namespace volcanic {
 namespace {
@@ -36,12 +38,7 @@ bool SchedulerReadsMinResource(std::string_view name) {
   return name.find('/') != std::string_view::npos || starts("hugepages-") || starts("attachable-volumes-");
 }
 
-struct Meta {
-  std::string name, ns, uid;
-  int64_t creation_ms = 0;
-  bool deleting = false;
-  Labels labels, annotations;
-};
+}  // namespace
 
 absl::StatusOr<Meta> ParseMeta(const json& obj, const Fields& f, bool namespaced) {
   Meta m;
@@ -65,6 +62,8 @@ absl::StatusOr<Meta> ParseMeta(const json& obj, const Fields& f, bool namespaced
   ASSIGN_OR_RETURN(m.annotations, f.StringMap(*meta, "annotations", "metadata"));
   return m;
 }
+
+namespace {
 
 // Annotation first, then label: how Volcano reads task-spec and preemptable.
 const std::string* AnnotationOrLabel(const Meta& m, const std::string& key) {
@@ -94,6 +93,8 @@ absl::StatusOr<NodeSelectorRequirement> ParseRequirement(const json& r, const Fi
   return req;
 }
 
+}  // namespace
+
 absl::StatusOr<NodeSelectorTerm> ParseTerm(const json& t, const Fields& f, const std::string& path) {
   NodeSelectorTerm term;
   for (const char* field : {"matchExpressions", "matchFields"}) {
@@ -119,6 +120,8 @@ absl::StatusOr<LabelSelector> ParseLabelSelector(const json& sel, const Fields& 
   }
   return out;
 }
+
+namespace {
 
 // spec.affinity.podAffinity / podAntiAffinity: the required terms.
 absl::Status ParsePodAffinity(const json& affinity, const Fields& f, const char* kind,
@@ -360,6 +363,7 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   RETURN_IF_ERROR(ParseNodeAffinity(*spec, f, *placement));
   RETURN_IF_ERROR(ParseTolerations(*spec, f, *placement));
   RETURN_IF_ERROR(ParseTopologySpread(*spec, f, m.labels, *placement));
+  ASSIGN_OR_RETURN(t.claims, ParsePodClaims(*spec, f, m.name));
 
   ASSIGN_OR_RETURN(const json* gates, f.Array(*spec, "schedulingGates", "spec"));
   t.gated = !gates->empty();
@@ -418,6 +422,8 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   for (int i = 0; i < t.resreq.Size(); ++i) absl::StrAppend(&t.class_key, t.resreq.Get(i), ",");
   absl::StrAppend(&t.class_key, "|", t.nonzero_cpu, "|", t.nonzero_mem, "|", placement->Key());
   if (!t.gpu_requests.empty()) absl::StrAppend(&t.class_key, "|", GpuClassKey(t.gpu_requests, t.gpu_annotations));
+  // Pods with claims answer per pod (their volumes), never per class.
+  if (!t.claims.empty()) absl::StrAppend(&t.class_key, "|pod:", t.key);
   t.placement = std::move(placement);
   t.resource_names = f.TakeResourceNames();
   return t;

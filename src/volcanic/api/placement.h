@@ -21,11 +21,13 @@ struct NodeSelectorRequirement {
   std::string key;
   std::string op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
   std::vector<std::string> values;
+  bool operator==(const NodeSelectorRequirement&) const = default;
 };
 
 struct NodeSelectorTerm {
   std::vector<NodeSelectorRequirement> match_expressions;
   std::vector<NodeSelectorRequirement> match_fields;  // only metadata.name
+  bool operator==(const NodeSelectorTerm&) const = default;
 };
 
 struct PreferredTerm {
@@ -78,6 +80,7 @@ struct LabelSelector {
   Labels match_labels;
   std::vector<NodeSelectorRequirement> match_expressions;
   bool Matches(const Labels& labels) const;
+  bool operator==(const LabelSelector&) const = default;
 };
 
 // A required pod (anti-)affinity term: pods matching `selector` in the

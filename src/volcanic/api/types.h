@@ -20,6 +20,7 @@
 #include "volcanic/api/queue_sums.h"
 #include "volcanic/api/resource.h"
 #include "volcanic/api/vgpu.h"
+#include "volcanic/api/volumes.h"
 
 namespace volcanic {
 
@@ -113,6 +114,10 @@ struct TaskInfo {
   std::vector<GpuRequest> gpu_requests;
   Labels gpu_annotations;
   GpuGrants gpu_grants;
+  // The PersistentVolumeClaims it uses (volumes.h), and what the session that
+  // placed it chose for them, until its placement goes.
+  std::vector<PodClaim> claims;
+  VolumeChoices volume_choices;
 };
 
 struct NodeInfo {

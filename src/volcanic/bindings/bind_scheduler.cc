@@ -131,6 +131,15 @@ py::dict ToPython(const Decisions& d, QuantityDicts& quantities) {
   py::dict out;
   out[Key("binds")] = binds;
   out[Key("bind_annotations")] = d.bind_annotations;
+  py::dict volume_binds;
+  for (const auto& [pod, choices] : d.volume_binds) {
+    py::dict claims;
+    for (const VolumeChoice& ch : choices)
+      claims[py::str(ch.claim)] = ch.volume.empty() ? py::object(py::none()) : py::object(py::str(ch.volume));
+    volume_binds[py::str(pod)] = claims;
+  }
+  out[Key("volume_binds")] = volume_binds;
+  out[Key("volume_bind_timeout")] = static_cast<double>(d.volume_bind_timeout_s);
   out[Key("evictions")] = evictions;
   out[Key("ungate")] = ungate;
   out[Key("pipelined")] = pipelined;

@@ -23,7 +23,8 @@ bool SameView(const TaskInfo& a, const TaskInfo& b) {
          a.creation_ms == b.creation_ms && a.labels == b.labels && a.annotations == b.annotations &&
          a.class_key == b.class_key && a.status == b.status && a.node_name == b.node_name &&
          a.observed_status == b.observed_status && a.observed_node == b.observed_node && a.assumed == b.assumed &&
-         a.terminating == b.terminating && a.gated == b.gated && a.queue_gate_only == b.queue_gate_only;
+         a.terminating == b.terminating && a.gated == b.gated && a.queue_gate_only == b.queue_gate_only &&
+         a.claims == b.claims;
 }
 
 bool SameView(const JobInfo& a, const JobInfo& b) {
@@ -81,6 +82,15 @@ absl::StatusOr<Cache::Change> Cache::Upsert(const json& obj) {
   } else if (kind == "Namespace") {
     ASSIGN_OR_RETURN(auto ns, ParseNamespace(obj));
     namespace_labels_[ns.first] = std::move(ns.second);
+  } else if (kind == "PersistentVolume") {
+    ASSIGN_OR_RETURN(auto pv, ParsePersistentVolume(obj));
+    return volumes_.Upsert(std::move(pv)) ? Change::kChanged : Change::kUnchanged;
+  } else if (kind == "PersistentVolumeClaim") {
+    ASSIGN_OR_RETURN(auto claim, ParsePersistentVolumeClaim(obj));
+    return volumes_.Upsert(std::move(claim)) ? Change::kChanged : Change::kUnchanged;
+  } else if (kind == "StorageClass") {
+    ASSIGN_OR_RETURN(auto sc, ParseStorageClass(obj));
+    return volumes_.Upsert(std::move(sc)) ? Change::kChanged : Change::kUnchanged;
   } else {
     if (!obj.is_object()) return absl::InvalidArgumentError("object: must be a JSON object");
     if (obj.contains("kind") && !obj["kind"].is_string() && !obj["kind"].is_null())
@@ -111,6 +121,7 @@ absl::StatusOr<Cache::Change> Cache::UpsertPod(const json& obj) {
       parsed.node_name = old->node_name;
       parsed.assumed = Assumed::kBind;
       if (parsed.gpu_grants.empty()) parsed.gpu_grants = old->gpu_grants;
+      parsed.volume_choices = old->volume_choices;
     } else if (old->assumed == Assumed::kEvict && !parsed.terminating && !Terminal(parsed.status)) {
       parsed.status = TaskStatus::kReleasing;
       parsed.assumed = Assumed::kEvict;
@@ -299,6 +310,12 @@ absl::Status Cache::Delete(const std::string& kind, const std::string& name, con
     priority_classes_.erase(name);
   } else if (kind == "Namespace") {
     namespace_labels_.erase(name);
+  } else if (kind == "PersistentVolume") {
+    volumes_.DeleteVolume(name);
+  } else if (kind == "PersistentVolumeClaim") {
+    volumes_.DeleteClaim(key);
+  } else if (kind == "StorageClass") {
+    volumes_.DeleteClass(name);
   }
   return absl::OkStatus();
 }
@@ -320,6 +337,7 @@ absl::Status Cache::Forget(const std::string& key) {
   t->node_name = t->observed_node;
   t->assumed = Assumed::kNone;
   t->gpu_grants = GrantsOf(t->annotations);  // the cards the object says, not the session's
+  volumes_.Revert(t);
   AttachTask(t);
   return absl::OkStatus();
 }

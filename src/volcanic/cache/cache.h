@@ -48,6 +48,9 @@ class Cache {
   const absl::btree_map<std::string, QueueInfo>& queues() const { return queues_; }
   // Sums over each queue's schedulable jobs (queue_sums.h), kept as jobs change.
   const QueueSumsTable& queue_sums() const { return queue_sums_; }
+  // PersistentVolumes, claims and StorageClasses, with what sessions assumed.
+  Volumes& volumes() { return volumes_; }
+  const Volumes& volumes() const { return volumes_; }
   const absl::flat_hash_map<std::string, PriorityClassInfo>& priority_classes() const {
     return priority_classes_;
   }
@@ -121,6 +124,7 @@ class Cache {
   std::vector<TaskClass> classes_;                       // by class id
   absl::btree_set<int32_t> free_class_ids_;              // lowest reused first
   absl::flat_hash_map<std::string, Labels> namespace_labels_;
+  Volumes volumes_;
   absl::flat_hash_set<const TaskInfo*> anti_affinity_tasks_;
   std::vector<NodeInfo*> ready_nodes_;
   std::vector<NodeInfo*> tainted_ready_nodes_;

@@ -35,6 +35,11 @@ struct HookTime {
 struct Decisions {
   std::vector<std::pair<std::string, std::string>> binds;      // pod key -> node, in bind order
   std::map<std::string, Labels> bind_annotations;              // pod key -> annotations its binding carries
+  // pod key -> what binding its claims takes before the pod is bound (a PV
+  // for a claim, or provisioning on the pod's node), and how long the loop
+  // waits for the PV controller to complete it (volumebinding's bindTimeoutSeconds).
+  std::map<std::string, VolumeChoices> volume_binds;
+  int64_t volume_bind_timeout_s = 0;
   std::vector<std::string> evictions;                          // pod keys, in eviction order
   // Pod keys whose queue-allocation gate (scheduling.volcano.sh/queue-allocation-gate)
   // is to be removed, in the order decided (FeatureGates::queue_allocation_gate).

@@ -312,6 +312,14 @@ void Session::GrantGpus(TaskInfo* t, const NodeInfo& n) const {
   if (fit.ok()) t->gpu_grants = std::move(fit->grants);
 }
 
+void Session::ReserveVolumes(TaskInfo* t, const NodeInfo& n) {
+  if (volume_bind_timeout_s_ && !t->claims.empty()) cache_.volumes().Reserve(t, n);
+}
+
+void Session::ReleaseVolumes(TaskInfo* t) {
+  if (!t->volume_choices.empty()) cache_.volumes().Revert(t);
+}
+
 void Session::KeepAllocatedAtOpen(const TaskInfo& t) {
   if (t.job) allocated_at_open_.try_emplace(t.job, t.job->allocated);
 }
@@ -324,6 +332,7 @@ const Resource& Session::AllocatedAtOpen(const JobInfo& job) const {
 void Session::AllocateTask(TaskInfo* t, NodeInfo* n) {
   KeepAllocatedAtOpen(*t);
   GrantGpus(t, *n);
+  ReserveVolumes(t, *n);
   PlaceTask(t, n, TaskStatus::kAllocated);
   touched_.push_back(t);
   for (auto& [on_allocate, _] : event_handlers_)
@@ -333,6 +342,7 @@ void Session::AllocateTask(TaskInfo* t, NodeInfo* n) {
 void Session::PipelineTask(TaskInfo* t, NodeInfo* n) {
   KeepAllocatedAtOpen(*t);
   GrantGpus(t, *n);
+  ReserveVolumes(t, *n);
   PlaceTask(t, n, TaskStatus::kPipelined);
   touched_.push_back(t);
   for (auto& [on_allocate, _] : event_handlers_)
@@ -352,6 +362,7 @@ void Session::RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n) {
   bool was_allocated = t->status != TaskStatus::kReleasing;
   if (t->status == TaskStatus::kAllocated) discarded_[t->job].insert(t);
   PlaceTask(t, n, s);
+  if (!n) ReleaseVolumes(t);
   // Undoing an allocation frees; undoing an eviction takes back.
   for (auto& [on_allocate, on_deallocate] : event_handlers_) {
     auto& fn = was_allocated ? on_deallocate : on_allocate;
@@ -364,6 +375,7 @@ void Session::Bind(TaskInfo* t) {
   binds_.emplace_back(t->key, t->node_name);
   if (!t->gpu_grants.empty())
     bind_annotations_[t->key] = GpuBindAnnotations(t->gpu_grants, t->node_name, opts_.now_ms / 1000);
+  if (!t->volume_choices.empty()) volume_binds_[t->key] = t->volume_choices;
 }
 
 void Session::RecordEviction(TaskInfo* t) {

@@ -156,6 +156,10 @@ class Session {
   // choice to the policy. Its grants must fit (FitGpus) on the node.
   using GpuChooser = std::function<std::optional<GpuGrants>(const TaskInfo&, const NodeInfo&)>;
   void ChooseGpusBy(GpuChooser chooser) { gpu_chooser_ = std::move(chooser); }
+  // Claims of tasks placed from now on are bound as kube's VolumeBinding
+  // does (the predicates plugin turns this on): the session chooses their
+  // volumes (volumes.h), and Bind reports them in Decisions::volume_binds.
+  void EnableVolumeBinding(int64_t timeout_seconds) { volume_bind_timeout_s_ = timeout_seconds; }
   void RecordEviction(TaskInfo* t);              // commit of an eviction
   // The task's queue-allocation gate is to be removed (Volcano's
   // SchGateManager.Enqueue): reported in Decisions::ungate, for the loop to
@@ -195,6 +199,9 @@ class Session {
 
  private:
   void GrantGpus(TaskInfo* t, const NodeInfo& n) const;
+  void ReserveVolumes(TaskInfo* t, const NodeInfo& n);
+  // A task taken off its node gives its volume choices back.
+  void ReleaseVolumes(TaskInfo* t);
   template <typename F>
   TieredRefs<F> Collect(F PluginSlot::*field, const char* flag) const;
   void CollectCallbacks();
@@ -270,6 +277,8 @@ class Session {
   absl::btree_map<std::string, std::string> skipped_;  // task key -> reason
   std::vector<std::pair<std::string, std::string>> binds_;
   std::map<std::string, Labels> bind_annotations_;
+  std::map<std::string, VolumeChoices> volume_binds_;
+  std::optional<int64_t> volume_bind_timeout_s_;  // set: volume binding is on
   std::optional<GpuPolicy> gpu_policy_;
   GpuChooser gpu_chooser_;
   std::vector<std::string> evictions_;

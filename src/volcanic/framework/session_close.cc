@@ -78,6 +78,8 @@ void Session::Close(Decisions* out) {
   out->wake_at_ms = wake_at_ms_;
   out->binds = binds_;
   out->bind_annotations = bind_annotations_;
+  out->volume_binds = volume_binds_;
+  if (!volume_binds_.empty()) out->volume_bind_timeout_s = *volume_bind_timeout_s_;
   out->evictions = evictions_;
   out->ungate = ungates_;
   RevertUncommitted();
@@ -157,9 +159,12 @@ void Session::WriteQueueStatus(Decisions* out) {
 }
 
 void Session::RevertUncommitted() {
-  for (TaskInfo* t : touched_)
-    if (t->status == TaskStatus::kAllocated || t->status == TaskStatus::kPipelined)
+  for (TaskInfo* t : touched_) {
+    if (t->status == TaskStatus::kAllocated || t->status == TaskStatus::kPipelined) {
       PlaceTask(t, nullptr, TaskStatus::kPending);
+      ReleaseVolumes(t);
+    }
+  }
   touched_.clear();
   // Evictions of statements never committed nor discarded.
   for (auto it = evicted_.rbegin(); it != evicted_.rend(); ++it)
@@ -179,6 +184,7 @@ void Session::RollBack() {
     if (!In(t->status, Mask(TaskStatus::kAllocated) | Mask(TaskStatus::kPipelined) | Mask(TaskStatus::kBinding)))
       continue;
     PlaceTask(t, nullptr, TaskStatus::kPending);
+    ReleaseVolumes(t);
     t->assumed = Assumed::kNone;
   }
   touched_.clear();

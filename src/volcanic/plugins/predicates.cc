@@ -2,8 +2,10 @@
 // filters Volcano wraps, in Volcano's order and with kube-scheduler's reason
 // strings: pod count, NodeUnschedulable, NodeAffinity, TaintToleration (the
 // first of these three to fail ends the check), NodePorts, InterPodAffinity,
-// PodTopologySpread (DoNotSchedule constraints, topology_spread.h). All but
-// the last two depend only on the pod's class and the node, so they are
+// PodTopologySpread (DoNotSchedule constraints, topology_spread.h),
+// VolumeBinding (volumes.h: its PreFilter as the pre-predicate, its Filter
+// here, and the session binds the claims of the pods it places). All but
+// the last three depend only on the pod's class and the node, so they are
 // node-local; a pod that those concern is searched in full.
 // Pods this session evicts no longer count towards the pod limit or hold
 // their ports (Volcano removes them from the node on Deallocate), so preempt
@@ -31,18 +33,30 @@ bool PortsConflict(const HostPort& a, const HostPort& b) {
 
 class PredicatesPlugin : public Plugin {
  public:
-  PredicatesPlugin(bool affinity, bool taints, bool ports, bool pod_affinity, bool spread)
-      : affinity_(affinity), taints_(taints), ports_(ports), pod_affinity_(pod_affinity), spread_enabled_(spread) {}
+  PredicatesPlugin(bool affinity, bool taints, bool ports, bool pod_affinity, bool spread,
+                   std::optional<int64_t> volume_bind_timeout_s)
+      : affinity_(affinity), taints_(taints), ports_(ports), pod_affinity_(pod_affinity), spread_enabled_(spread),
+        volume_bind_timeout_s_(volume_bind_timeout_s) {}
 
   void OnSessionOpen(PluginHandle& h) override {
     Session& ssn = h.session();
     if (pod_affinity_) inter_pod_ = std::make_unique<PodAffinityFilter>(ssn);
     if (spread_enabled_) spread_ = std::make_unique<TopologySpread>(ssn);
+    if (volume_bind_timeout_s_) {
+      volumes_ = &ssn.cache().volumes();
+      ssn.EnableVolumeBinding(*volume_bind_timeout_s_);
+      h.AddPrePredicateFn([this](const TaskInfo& t) {
+        if (t.claims.empty()) return absl::OkStatus();
+        std::string why = volumes_->PreCheck(t);
+        return why.empty() ? absl::OkStatus() : absl::FailedPreconditionError(why);
+      });
+    }
     h.AddPredicateFn([this](const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
           return Check(t, n, reasons);
         },
         [this](const TaskInfo& t) {
-          return (!inter_pod_ || !inter_pod_->Concerns(t)) && !(spread_ && TopologySpread::Filters(t));
+          return (!inter_pod_ || !inter_pod_->Concerns(t)) && !(spread_ && TopologySpread::Filters(t)) &&
+                 !(volumes_ && !t.claims.empty());
         });
     h.AddEventHandler([this](const TaskInfo& t) { Unevicted(t); }, [this](const TaskInfo& t) { Evicted(t); });
   }
@@ -89,6 +103,11 @@ class PredicatesPlugin : public Plugin {
         return unresolvable ? Verdict::kUnresolvable : Verdict::kUnschedulable;
       }
     }
+    if (volumes_ && !t.claims.empty()) {
+      size_t before = reasons->size();
+      volumes_->Check(t, n, reasons);
+      if (reasons->size() > before) return Verdict::kUnresolvable;
+    }
     return verdict;
   }
 
@@ -118,6 +137,8 @@ class PredicatesPlugin : public Plugin {
   }
 
   bool affinity_, taints_, ports_, pod_affinity_, spread_enabled_;
+  std::optional<int64_t> volume_bind_timeout_s_;  // set: VolumeBinding is on
+  const Volumes* volumes_ = nullptr;
   std::unique_ptr<PodAffinityFilter> inter_pod_;
   std::unique_ptr<TopologySpread> spread_;  // DoNotSchedule constraints
   absl::flat_hash_map<const NodeInfo*, std::vector<const TaskInfo*>> evicted_;  // by this session
@@ -126,16 +147,19 @@ class PredicatesPlugin : public Plugin {
 }  // namespace
 
 PluginOr NewPredicatesPlugin(const Arguments& args) {
-  // Volcano's switches; those for filters volcanic does not implement yet
-  // (volumes, DRA, proportional) are accepted
-  // so existing configurations load, and documented in docs/plugins.md.
+  // Volcano's switches and arguments (predicates.go, helper.go); those for
+  // filters volcanic does not implement yet (volume limits and zones, DRA,
+  // proportional) are accepted so existing configurations load, and
+  // documented in docs/plugins.md.
   if (auto s = args.CheckKnown({"predicate.NodeAffinityEnable", "predicate.NodePortsEnable",
                                 "predicate.TaintTolerationEnable", "predicate.PodAffinityEnable",
                                 "predicate.NodeVolumeLimitsEnable", "predicate.VolumeZoneEnable",
                                 "predicate.PodTopologySpreadEnable", "predicate.CacheEnable",
                                 "predicate.ProportionalEnable", "predicate.resources",
                                 "predicate.VolumeBindingEnable",
-                                "predicate.DynamicResourceAllocationEnable"},
+                                "predicate.DynamicResourceAllocationEnable", "volumebinding.bindTimeoutSeconds",
+                                "volumebinding.weight", "volumebinding.shape",
+                                "dynamicresources.filterTimeoutSeconds"},
                                {"predicate.resources."});
       !s.ok())
     return s;
@@ -144,9 +168,14 @@ PluginOr NewPredicatesPlugin(const Arguments& args) {
   auto ports = args.Bool("predicate.NodePortsEnable", true);
   auto pod_affinity = args.Bool("predicate.PodAffinityEnable", true);
   auto spread = args.Bool("predicate.PodTopologySpreadEnable", true);
-  for (const auto* s : {&affinity, &taints, &ports, &pod_affinity, &spread})
+  auto volumes = args.Bool("predicate.VolumeBindingEnable", true);
+  for (const auto* s : {&affinity, &taints, &ports, &pod_affinity, &spread, &volumes})
     if (!s->ok()) return s->status();
-  return std::make_unique<PredicatesPlugin>(*affinity, *taints, *ports, *pod_affinity, *spread);
+  auto timeout = args.Int("volumebinding.bindTimeoutSeconds", 600);  // Volcano's default (helper.go)
+  if (!timeout.ok()) return timeout.status();
+  std::optional<int64_t> volume_bind_timeout_s;
+  if (*volumes) volume_bind_timeout_s = *timeout;
+  return std::make_unique<PredicatesPlugin>(*affinity, *taints, *ports, *pod_affinity, *spread, volume_bind_timeout_s);
 }
 
 }  // namespace volcanic

@@ -1,0 +1,744 @@
+"""Kubernetes' PersistentVolume controller for the embedded cluster, with an external
+provisioner played in place (kube-controller-manager's
+`pkg/controller/volume/persistentvolume/pv_controller.go`, kube v1.31; the provisioner as
+sig-storage-lib-external-provisioner and csi-provisioner behave). A real cluster has its own;
+this one runs only in volcanic.Cluster.
+
+It binds the two pointers of a binding: a PV's `spec.claimRef` and a claim's
+`spec.volumeName`, the PV first, so a watcher never sees a claim bound to a PV that does not
+point back. What it does (each rule names kube's function):
+- syncVolume: a PV without claimRef, or reserved for a claim by name only (claimRef without
+  uid), is Available; one whose claim is gone (or is another claim of that name) is Released
+  and reclaimed by its persistentVolumeReclaimPolicy (absent: Retain, the API's default):
+  Retain keeps it Released, Delete deletes it (the embedded cluster plays every deleter),
+  Recycle makes it Available again, anything else is Failed; a PV bound to a claim bound
+  elsewhere is deleted when it was provisioned with policy Delete, else unbound.
+- syncUnboundClaim: a claim without a volume binds the smallest Available PV that matches it
+  (findBestMatchForClaim: storage class, capacity >= the request, access modes, selector,
+  volumeMode, not being deleted), or a PV pre-bound to it (claimRef naming it: what the
+  scheduler's VolumeBinding writes for a WaitForFirstConsumer claim). With none it
+  provisions, once the claim may be: at once for an Immediate class, after the scheduler
+  annotated `volume.kubernetes.io/selected-node` for WaitForFirstConsumer.
+- syncBoundClaim: a bound claim whose PV is gone, or bound to another claim, is Lost.
+- A claim without a storage class gets the default class (the newest StorageClass annotated
+  `storageclass.kubernetes.io/is-default-class: "true"`): kube's API server does it on create
+  (DefaultStorageClass admission) and the controller for older claims
+  (RetroactiveDefaultStorageClass); the embedded API has no such admission, so this
+  controller does it first, which gives what a real cluster shows.
+- Provisioning (provisionClaimOperationExternal, then the external provisioner): the claim is
+  annotated `volume.kubernetes.io/storage-provisioner`, PV `pvc-<claim uid>` is created with
+  the claim's request, access modes and volume mode, the class's reclaim policy (default
+  Delete) and mount options, a claimRef to the claim, `pv.kubernetes.io/provisioned-by`, and,
+  when the class has allowedTopologies, node affinity to the selected node's topology; then
+  it is bound. A selected node that is gone is removed from the claim (the provisioner's
+  rescheduleProvisioning), for the scheduler to choose again. Provisioner
+  `kubernetes.io/no-provisioner` provisions nothing.
+
+Requests are ("volume", name) and ("claim", namespace, name). kube's controller also resyncs
+every object every 15 s; here the handlers enqueue what a change can unblock instead (a PV's
+claim, the claims an Available PV or a new class may serve). A malformed object is skipped
+with an InvalidObject naming it and the field (in Cluster.errors); a conflict is retried.
+Not simulated: attach/detach, CSIStorageCapacity, volume expansion, the pv/pvc-protection
+finalizers, dataSource.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Callable, Hashable, Iterable
+
+from volcanic.controllers.runtime import Context, Controller
+from volcanic.kube.clock import rfc3339, seconds_of
+from volcanic.kube.errors import AlreadyExists, InvalidObject, NotFound
+from volcanic.kube.events import Recorder
+from volcanic.kube.informers import Handler
+from volcanic.kube.objects import Obj, clone, describe
+from volcanic.kube.quantity import format_quantity, parse_quantity
+from volcanic.kube.store import Store
+
+# Annotations (k8s.io/component-helpers/storage/volume/helpers.go).
+BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
+PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
+BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
+BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
+DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
+BETA_DEFAULT_CLASS = "storageclass.beta.kubernetes.io/is-default-class"
+
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
+EMBEDDED_PROVISIONER = "volcanic.sh/embedded"
+STORAGE_API_VERSION = "storage.k8s.io/v1"
+COMPONENT = "persistentvolume-controller"
+PV, PVC, SC = "PersistentVolume", "PersistentVolumeClaim", "StorageClass"
+RETAIN, DELETE, RECYCLE = "Retain", "Delete", "Recycle"
+WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
+
+
+def ensure_default_storage_class(store: Store) -> None:
+    """Creates StorageClass `standard`, the default class, unless it exists: kind's default
+    class (WaitForFirstConsumer, Delete), provisioned by the embedded cluster, network-attached
+    (no allowedTopologies: its volumes can be used from any node)."""
+    if store.get(SC, "standard") is not None:
+        return
+    store.create({"apiVersion": STORAGE_API_VERSION, "kind": SC,
+                  "metadata": {"name": "standard", "annotations": {DEFAULT_CLASS: "true"}},
+                  "provisioner": EMBEDDED_PROVISIONER, "reclaimPolicy": DELETE,
+                  "volumeBindingMode": WAIT_FOR_FIRST_CONSUMER})
+
+
+# Reading fields: a wrong type is an InvalidObject naming the object and the field.
+def _field(obj: Obj, path: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
+    value: Any = obj
+    walked = []
+    for part in path.split("."):
+        if not isinstance(value, dict):
+            raise InvalidObject(f"{describe(obj)}: {'.'.join(walked)}: must be a map")
+        walked.append(part)
+        value = value.get(part)
+        if value is None:
+            return default
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise InvalidObject(f"{describe(obj)}: {path}: must be a {_TYPE_NAMES.get(names, names)}, got {value!r}")
+    return value
+
+
+_TYPE_NAMES = {"str": "string", "dict": "map", "list": "list", "str or int or float": "quantity"}
+
+
+def _annotations(obj: Obj) -> dict[str, str]:
+    return obj["metadata"].get("annotations") or {}
+
+
+def _strings(obj: Obj, path: str) -> list[str]:
+    values = _field(obj, path, list, [])
+    for i, v in enumerate(values):
+        if not isinstance(v, str):
+            raise InvalidObject(f"{describe(obj)}: {path}[{i}]: must be a string, got {v!r}")
+    return values
+
+
+def _quantity(obj: Obj, path: str) -> Fraction | None:
+    value = _field(obj, path, (str, int, float))
+    if value is None:
+        return None
+    try:
+        return parse_quantity(value, f"{describe(obj)}: {path}")[0]
+    except ValueError as e:
+        raise InvalidObject(str(e)) from None
+
+
+def claim_class(claim: Obj) -> str:
+    """GetPersistentVolumeClaimClass: the beta annotation, else spec.storageClassName, else ""."""
+    beta = _annotations(claim).get(BETA_STORAGE_CLASS)
+    return beta if beta is not None else _field(claim, "spec.storageClassName", str, "")
+
+
+def claim_has_class(claim: Obj) -> bool:
+    """PersistentVolumeClaimHasClass: a class was asked for, "" (no class) included."""
+    return BETA_STORAGE_CLASS in _annotations(claim) or _field(claim, "spec.storageClassName", str) is not None
+
+
+def volume_class(pv: Obj) -> str:
+    """GetPersistentVolumeClass: the beta annotation, else spec.storageClassName, else ""."""
+    beta = _annotations(pv).get(BETA_STORAGE_CLASS)
+    return beta if beta is not None else _field(pv, "spec.storageClassName", str, "")
+
+
+def volume_mode(obj: Obj) -> str:
+    """spec.volumeMode, Filesystem when absent (the API's default for both PVs and claims)."""
+    return _field(obj, "spec.volumeMode", str, "Filesystem")
+
+
+def volume_name(claim: Obj) -> str:
+    return _field(claim, "spec.volumeName", str, "")
+
+
+def claim_ref(pv: Obj) -> dict | None:
+    ref = _field(pv, "spec.claimRef", dict)
+    if ref is not None:
+        for key in ("name", "namespace", "uid"):
+            _field(pv, f"spec.claimRef.{key}", str)
+    return ref
+
+
+def reference_to(claim: Obj) -> Obj:
+    """reference.GetReference of a claim: what a PV's claimRef holds."""
+    meta = claim["metadata"]
+    return {"kind": PVC, "namespace": meta["namespace"], "name": meta["name"], "uid": meta["uid"],
+            "apiVersion": "v1", "resourceVersion": meta.get("resourceVersion", "")}
+
+
+def is_bound_to(pv: Obj, claim: Obj) -> bool:
+    """IsVolumeBoundToClaim: the PV's claimRef names the claim, with its uid or none."""
+    ref = claim_ref(pv)
+    meta = claim["metadata"]
+    if ref is None or ref.get("name") != meta["name"] or (ref.get("namespace") or "default") != meta["namespace"]:
+        return False
+    return not ref.get("uid") or ref["uid"] == meta["uid"]
+
+
+def default_class(classes: Iterable[Obj]) -> Obj | None:
+    """GetDefaultClass: of the classes annotated default, the newest, then the first by name."""
+    defaults = [c for c in classes if "true" in (_annotations(c).get(DEFAULT_CLASS), _annotations(c).get(BETA_DEFAULT_CLASS))]
+    if not defaults:
+        return None
+    return min(defaults, key=lambda c: (-(seconds_of(c["metadata"].get("creationTimestamp")) or 0.0),
+                                        c["metadata"]["name"]))
+
+
+def label_selector(obj: Obj, path: str) -> Callable[[dict], bool] | None:
+    """metav1.LabelSelectorAsSelector: None for no selector, else a test of a label map; an
+    operator Kubernetes does not know, or values where they do not belong, is an InvalidObject."""
+    selector = _field(obj, path, dict)
+    if selector is None:
+        return None
+    match_labels = _field(obj, f"{path}.matchLabels", dict, {})
+    tests: list[Callable[[dict], bool]] = [lambda labels, k=k, v=v: labels.get(k) == v for k, v in match_labels.items()]
+    for i, e in enumerate(_field(obj, f"{path}.matchExpressions", list, [])):
+        where = f"{path}.matchExpressions[{i}]"
+        if not isinstance(e, dict) or not isinstance(e.get("key"), str):
+            raise InvalidObject(f"{describe(obj)}: {where}.key: must be a string")
+        key, op, values = e["key"], e.get("operator"), e.get("values") or []
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise InvalidObject(f"{describe(obj)}: {where}.values: must be a list of strings")
+        if op in ("In", "NotIn") and not values or op in ("Exists", "DoesNotExist") and values:
+            raise InvalidObject(f"{describe(obj)}: {where}.values: must be {'non-' if op in ('In', 'NotIn') else ''}"
+                                f"empty for operator {op}")
+        if op == "In":
+            tests.append(lambda labels, k=key, vs=values: labels.get(k) in vs)
+        elif op == "NotIn":
+            tests.append(lambda labels, k=key, vs=values: labels.get(k) not in vs)
+        elif op == "Exists":
+            tests.append(lambda labels, k=key: k in labels)
+        elif op == "DoesNotExist":
+            tests.append(lambda labels, k=key: k not in labels)
+        else:
+            raise InvalidObject(f"{describe(obj)}: {where}.operator: {op!r} is not a valid label selector "
+                                "operator (In, NotIn, Exists, DoesNotExist)")
+    return lambda labels: all(t(labels) for t in tests)
+
+
+def check_claim(claim: Obj) -> None:
+    """Reads every field of a claim the controller uses: a malformed claim is reported (an
+    InvalidObject naming the field) before anything is written for it."""
+    for read in (claim_class, volume_mode, volume_name):
+        read(claim)
+    _strings(claim, "spec.accessModes")
+    _quantity(claim, "spec.resources.requests.storage")
+    label_selector(claim, "spec.selector")
+
+
+def check_volume(pv: Obj) -> None:
+    """check_claim for a PV."""
+    for read in (volume_class, volume_mode, claim_ref):
+        read(pv)
+    _strings(pv, "spec.accessModes")
+    _quantity(pv, "spec.capacity.storage")
+    _field(pv, "spec.persistentVolumeReclaimPolicy", str)
+
+
+def mismatch(pv: Obj, claim: Obj) -> str | None:
+    """checkVolumeSatisfyClaim: why a PV the claim names cannot be its volume, or None."""
+    if pv["metadata"].get("deletionTimestamp"):
+        return f'the volume is marked for deletion "{pv["metadata"]["name"]}"'
+    if (_quantity(pv, "spec.capacity.storage") or 0) < (_quantity(claim, "spec.resources.requests.storage") or 0):
+        return "requested PV is too small"
+    if volume_class(pv) != claim_class(claim):
+        return "storageClassName does not match"
+    if volume_mode(pv) != volume_mode(claim):
+        return "incompatible volumeMode"
+    if not set(_strings(claim, "spec.accessModes")) <= set(_strings(pv, "spec.accessModes")):
+        return "incompatible accessMode"
+    return None
+
+
+def find_best_match(claim: Obj, volumes: Iterable[Obj], delay_binding: bool) -> Obj | None:
+    """findBestMatchForClaim (index.go findByClaim over FindMatchingVolume): a PV pre-bound to
+    the claim, else, unless binding waits for the first consumer, the Available PV of the
+    claim's class, selector and volume mode that holds the request with the fewest access
+    modes (kube searches its access-mode index from the smallest set), then the smallest, then
+    by name. Only PVs that offer every access mode the claim asks for count, pre-bound ones
+    too; a pre-bound PV wins whatever its modes (kube would first take a free PV with fewer
+    modes: an accident of its search order). A malformed PV is passed over (its own sync
+    reports it)."""
+    requested = _quantity(claim, "spec.resources.requests.storage") or Fraction(0)
+    modes, mode, wanted_class = set(_strings(claim, "spec.accessModes")), volume_mode(claim), claim_class(claim)
+    selector = label_selector(claim, "spec.selector")
+    best, best_key = None, None
+    for pv in volumes:
+        try:
+            pv_modes = set(_strings(pv, "spec.accessModes"))
+            capacity = _quantity(pv, "spec.capacity.storage")
+            ref = claim_ref(pv)
+            if (not modes <= pv_modes or capacity is None or capacity < requested or volume_mode(pv) != mode
+                    or pv["metadata"].get("deletionTimestamp") or ref is not None and not is_bound_to(pv, claim)):
+                continue
+            if ref is not None:
+                return pv  # reserved for this claim (by a user, a provisioner or the scheduler)
+            if (delay_binding or (pv.get("status") or {}).get("phase") != "Available"
+                    or selector is not None and not selector(pv["metadata"].get("labels") or {})
+                    or volume_class(pv) != wanted_class):
+                continue
+        except InvalidObject:
+            continue
+        key = (len(pv_modes), capacity, pv["metadata"]["name"])
+        if best_key is None or key < best_key:
+            best, best_key = pv, key
+    return best
+
+
+class ProvisioningFailed(Exception):
+    """Why a claim could not be provisioned: a Warning Event on the claim, then it waits; with
+    `reschedule`, the provisioner hands the claim back to the scheduler (ProvisioningReschedule)."""
+
+    def __init__(self, message: str, reschedule: bool = False) -> None:
+        super().__init__(message)
+        self.reschedule = reschedule
+
+
+def _topology_terms(cls: Obj) -> list[list[tuple[str, list[str]]]]:
+    """The class's allowedTopologies as [[(key, values), ...], ...]; malformed: InvalidObject."""
+    terms = []
+    for i, term in enumerate(_field(cls, "allowedTopologies", list, [])):
+        exprs = term.get("matchLabelExpressions") if isinstance(term, dict) else None
+        where = f"allowedTopologies[{i}].matchLabelExpressions"
+        if not isinstance(exprs, list) or not all(
+                isinstance(e, dict) and isinstance(e.get("key"), str) and isinstance(e.get("values"), list)
+                and e["values"] and all(isinstance(v, str) for v in e["values"]) for e in exprs):
+            raise InvalidObject(f"{describe(cls)}: {where}: must be a list of {{key, values}} with values "
+                                "a non-empty list of strings")
+        terms.append([(e["key"], e["values"]) for e in exprs])
+    return terms
+
+
+def pinned_topology(cls: Obj, node: Obj | None) -> list[tuple[str, str]]:
+    """The topology a provisioned volume gets, as (label, value) pairs: none when the class has
+    no allowedTopologies; else the selected node's values for the keys of the first term it
+    matches (MatchTopologySelectorTerms; an empty term matches nothing), as a CSI driver reports
+    a volume reachable from where it was made; without a selected node (Immediate binding), the
+    first allowed value of each key of the first term, the driver's choice made deterministic."""
+    terms = [t for t in _topology_terms(cls) if t]
+    if not terms:
+        return []
+    if node is None:
+        return [(key, values[0]) for key, values in terms[0]]
+    labels = node["metadata"].get("labels") or {}
+    for term in terms:
+        if all(labels.get(key) in values for key, values in term):
+            return [(key, labels[key]) for key, _ in term]
+    raise ProvisioningFailed(f'selected node "{node["metadata"]["name"]}" is not in the allowedTopologies of '
+                             f'StorageClass "{cls["metadata"]["name"]}"')
+
+
+def provisioned_volume(claim: Obj, cls: Obj, node: Obj | None) -> Obj:
+    """The PV an external provisioner creates for `claim` (sig-storage-lib-external-provisioner's
+    provisionClaimOperation with csi-provisioner's Provision): the request as its capacity (in
+    the API server's canonical form), the claim's access modes and volume mode, the class's
+    name, reclaim policy (default Delete) and mount options, pre-bound to the claim."""
+    if _field(claim, "spec.selector", dict) is not None:
+        raise ProvisioningFailed("claim Selector is not supported")
+    request = _field(claim, "spec.resources.requests.storage", (str, int, float))
+    if request is None:
+        raise InvalidObject(f"{describe(claim)}: spec.resources.requests.storage: Required value")
+    capacity = format_quantity(parse_quantity(request, f"{describe(claim)}: spec.resources.requests.storage"))
+    spec: Obj = {"capacity": {"storage": capacity}, "accessModes": list(_strings(claim, "spec.accessModes")),
+                 "volumeMode": volume_mode(claim), "storageClassName": cls["metadata"]["name"],
+                 "persistentVolumeReclaimPolicy": _field(cls, "reclaimPolicy", str, DELETE),
+                 "claimRef": reference_to(claim)}
+    mount_options = _strings(cls, "mountOptions")
+    if mount_options:
+        spec["mountOptions"] = list(mount_options)
+    topology = pinned_topology(cls, node)
+    if topology:
+        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": key, "operator": "In", "values": [value]} for key, value in topology]}]}}
+    return {"apiVersion": "v1", "kind": PV,
+            "metadata": {"name": f"pvc-{claim['metadata']['uid']}",
+                         "annotations": {PROVISIONED_BY: _field(cls, "provisioner", str, "")}},
+            "spec": spec}
+
+
+def _with_annotations(obj: Obj, **changes: str | None) -> Obj:
+    """A copy of obj with annotations set (None removes one; no annotations left: none at all)."""
+    out = clone(obj)
+    annotations = dict(out["metadata"].get("annotations") or {})
+    for key, value in changes.items():
+        if value is None:
+            annotations.pop(key, None)
+        else:
+            annotations[key] = value
+    if annotations:
+        out["metadata"]["annotations"] = annotations
+    else:
+        out["metadata"].pop("annotations", None)
+    return out
+
+
+class PersistentVolumeController(Controller):
+    name = COMPONENT
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._recorder = Recorder(ctx.store, ctx.clock.now, COMPONENT)
+        self._provisioners: dict[str, Recorder] = {}  # the external provisioners' own Events
+
+    # Event handlers: they only enqueue.
+    def handlers(self) -> dict[str, Handler]:
+        return {
+            PV: Handler(on_add=self._volume_changed, on_update=self._volume_updated, on_delete=self._volume_deleted),
+            PVC: Handler(on_add=self._claim_changed, on_update=lambda old, new: self._claim_changed(new),
+                         on_delete=self._claim_deleted),
+            SC: Handler(on_add=self._class_changed, on_update=lambda old, new: self._class_changed(new)),
+        }
+
+    def _enqueue_claim_of(self, pv: Obj) -> None:
+        ref = (pv.get("spec") or {}).get("claimRef")
+        if isinstance(ref, dict) and isinstance(ref.get("name"), str):
+            self.queue.add(("claim", ref.get("namespace") or "default", ref["name"]))
+
+    def _volume_changed(self, pv: Obj) -> None:
+        self.queue.add(("volume", pv["metadata"]["name"]))
+        self._enqueue_claim_of(pv)  # syncVolume does it for a claim not bound yet; a resync, for the rest
+        if (pv.get("spec") or {}).get("claimRef") is None and (pv.get("status") or {}).get("phase") == "Available":
+            # A claim that waits for its first consumer is the scheduler's to bind.
+            self._enqueue_waiting_claims(lambda claim: claim_class(claim) == volume_class(pv)
+                                         and not self._delay_binding(claim))
+
+    def _volume_updated(self, old: Obj, new: Obj) -> None:
+        self._volume_changed(new)
+        self._enqueue_claim_of(old)  # a claim the PV no longer points at may be Lost now
+
+    def _volume_deleted(self, pv: Obj) -> None:
+        self._enqueue_claim_of(pv)  # deleteVolume: the claim is Lost at once
+
+    def _claim_changed(self, claim: Obj) -> None:
+        self.queue.add(("claim", claim["metadata"]["namespace"], claim["metadata"]["name"]))
+
+    def _claim_deleted(self, claim: Obj) -> None:
+        """deleteClaim syncs the claim's volume; the PVs reserved for it are released too."""
+        name = (claim.get("spec") or {}).get("volumeName")
+        if isinstance(name, str) and name:
+            self.queue.add(("volume", name))
+        for pv in self.ctx.lister.list(PV):
+            ref = (pv.get("spec") or {}).get("claimRef")
+            if isinstance(ref, dict) and ref.get("name") == claim["metadata"]["name"] \
+                    and (ref.get("namespace") or "default") == claim["metadata"]["namespace"]:
+                self.queue.add(("volume", pv["metadata"]["name"]))
+
+    def _class_changed(self, cls: Obj) -> None:
+        name = cls["metadata"]["name"]
+        self._enqueue_waiting_claims(lambda claim: claim_class(claim) == name or not claim_has_class(claim))
+
+    def _enqueue_waiting_claims(self, wanted: Callable[[Obj], bool]) -> None:
+        """The claims waiting for a volume that `wanted` picks (kube's periodic resync)."""
+        for claim in self.ctx.lister.list(PVC):
+            try:
+                if BIND_COMPLETED not in _annotations(claim) and not volume_name(claim) and wanted(claim):
+                    self._claim_changed(claim)
+            except InvalidObject:
+                continue  # its own sync reports it
+
+    # Requests.
+    def process(self, request: Hashable) -> None:
+        if request[0] == "volume":
+            pv = self.ctx.lister.get(PV, request[1])
+            if pv is not None:
+                self._sync_volume(pv)
+        else:
+            claim = self.ctx.lister.get(PVC, request[2], request[1])
+            if claim is not None:
+                self._sync_claim(claim)
+
+    # Claims.
+    def _sync_claim(self, claim: Obj) -> None:
+        """syncClaim: a claim is bound once it has the bind-completed annotation."""
+        check_claim(claim)
+        if BIND_COMPLETED in _annotations(claim):
+            self._sync_bound_claim(claim)
+        elif volume_name(claim):
+            self._sync_claim_naming_volume(claim)
+        else:
+            self._sync_unbound_claim(claim)
+
+    def _sync_unbound_claim(self, claim: Obj) -> None:
+        """syncUnboundClaim for a claim that names no volume."""
+        if self._assign_default_class(claim):
+            return  # the update brings the claim back
+        delay = self._delay_binding(claim)
+        pv = find_best_match(claim, self.ctx.lister.list(PV), delay)
+        if pv is not None:
+            self._bind(pv, claim)
+            return
+        if delay and SELECTED_NODE not in _annotations(claim):
+            self._recorder.event(claim, "Normal", "WaitForFirstConsumer",
+                                 "waiting for first consumer to be created before binding")
+        elif claim_class(claim):
+            self._provision(claim)
+            return
+        else:
+            self._recorder.event(claim, "Normal", "FailedBinding",
+                                 "no persistent volumes available for this claim and no storage class is set")
+        self._claim_status(claim, "Pending", None)
+
+    def _sync_claim_naming_volume(self, claim: Obj) -> None:
+        """syncUnboundClaim for a claim that asks for a volume by spec.volumeName."""
+        pv = self.ctx.lister.get(PV, volume_name(claim))
+        if pv is None:
+            self._claim_status(claim, "Pending", None)  # it may be created later
+        elif claim_ref(pv) is None:
+            problem = mismatch(pv, claim)
+            if problem is None:
+                self._bind(pv, claim)
+                return
+            self._recorder.event(claim, "Warning", "VolumeMismatch",
+                                 f'Cannot bind to requested volume "{pv["metadata"]["name"]}": {problem}')
+            self._claim_status(claim, "Pending", None)
+        elif is_bound_to(pv, claim):
+            self._bind(pv, claim)  # finishes the binding (the claimRef's uid)
+        else:
+            self._recorder.event(claim, "Warning", "FailedBinding",
+                                 f'volume "{pv["metadata"]["name"]}" already bound to a different claim.')
+            self._claim_status(claim, "Pending", None)
+
+    def _sync_bound_claim(self, claim: Obj) -> None:
+        """syncBoundClaim: re-asserts a binding, or marks the claim Lost."""
+        name = volume_name(claim)
+        pv = self.ctx.lister.get(PV, name) if name else None
+        if not name:
+            self._claim_lost(claim, "ClaimLost", "Bound claim has lost reference to PersistentVolume. "
+                             "Data on the volume is lost!")
+        elif pv is None:
+            self._claim_lost(claim, "ClaimLost", "Bound claim has lost its PersistentVolume. Data on the volume is lost!")
+        elif (ref := claim_ref(pv)) is None or ref.get("uid") == claim["metadata"]["uid"]:
+            self._bind(pv, claim)
+        else:
+            self._claim_lost(claim, "ClaimMisbound", "Two claims are bound to the same volume, this one is bound "
+                             "incorrectly")
+
+    def _claim_lost(self, claim: Obj, reason: str, message: str) -> None:
+        """updateClaimStatusWithEvent: the Event only when the phase changes."""
+        if (claim.get("status") or {}).get("phase") != "Lost":
+            self._claim_status(claim, "Lost", None)
+            self._recorder.event(claim, "Warning", reason, message)
+
+    def _assign_default_class(self, claim: Obj) -> bool:
+        """assignDefaultStorageClass: a claim that asks for no class gets the default one."""
+        if claim_has_class(claim):
+            return False
+        cls = default_class(self.ctx.lister.list(SC))
+        if cls is None:
+            return False
+        updated = clone(claim)
+        updated["spec"]["storageClassName"] = cls["metadata"]["name"]
+        self.ctx.store.update(updated)
+        return True
+
+    def _delay_binding(self, claim: Obj) -> bool:
+        """IsDelayBindingMode: the claim's class binds WaitForFirstConsumer (no class, or one not
+        found: Immediate; an absent mode is the API's default, Immediate)."""
+        name = claim_class(claim)
+        cls = self.ctx.lister.get(SC, name) if name else None
+        return cls is not None and _field(cls, "volumeBindingMode", str) == WAIT_FOR_FIRST_CONSUMER
+
+    # Binding (bind: the volume first, then the claim).
+    def _bind(self, pv: Obj, claim: Obj) -> None:
+        pv = self._bind_volume_to_claim(pv, claim)
+        pv = self._volume_phase(pv, "Bound")
+        claim = self._bind_claim_to_volume(claim, pv)
+        self._claim_status(claim, "Bound", pv)
+
+    def _bind_volume_to_claim(self, pv: Obj, claim: Obj) -> Obj:
+        """GetBindVolumeToClaim: claimRef to the claim, and bound-by-controller when the
+        controller chose this volume (not when it was reserved for the claim)."""
+        ref, meta = claim_ref(pv), claim["metadata"]
+        chosen_here = not is_bound_to(pv, claim)
+        updated = clone(pv)
+        dirty = False
+        if ref is None or (ref.get("name"), ref.get("namespace") or "default", ref.get("uid")) != (
+                meta["name"], meta["namespace"], meta["uid"]):
+            updated["spec"]["claimRef"] = reference_to(claim)
+            dirty = True
+        if chosen_here and BOUND_BY_CONTROLLER not in _annotations(updated):
+            updated = _with_annotations(updated, **{BOUND_BY_CONTROLLER: "yes"})
+            dirty = True
+        return self.ctx.store.update(updated) if dirty else pv
+
+    def _bind_claim_to_volume(self, claim: Obj, pv: Obj) -> Obj:
+        """bindClaimToVolume: spec.volumeName (and bound-by-controller when the controller set
+        it), and bind-completed."""
+        updated = clone(claim)
+        dirty = False
+        if volume_name(claim) != pv["metadata"]["name"]:
+            updated["spec"]["volumeName"] = pv["metadata"]["name"]
+            if BOUND_BY_CONTROLLER not in _annotations(updated):
+                updated = _with_annotations(updated, **{BOUND_BY_CONTROLLER: "yes"})
+            dirty = True
+        if BIND_COMPLETED not in _annotations(updated):
+            updated = _with_annotations(updated, **{BIND_COMPLETED: "yes"})
+            dirty = True
+        return self.ctx.store.update(updated) if dirty else claim
+
+    def _claim_status(self, claim: Obj, phase: str, pv: Obj | None) -> Obj:
+        """updateClaimStatus: the phase, with the PV's access modes, and its capacity when the
+        claim becomes Bound (a later difference is left alone, as after an expansion); without
+        a PV neither."""
+        old = claim.get("status") or {}
+        status = dict(old, phase=phase)
+        if pv is None:
+            status.pop("accessModes", None)
+            status.pop("capacity", None)
+        else:
+            modes = _strings(pv, "spec.accessModes")
+            if modes:
+                status["accessModes"] = list(modes)
+            else:
+                status.pop("accessModes", None)
+            if old.get("phase") != phase:
+                capacity = _field(pv, "spec.capacity", dict)
+                if not capacity or "storage" not in capacity:
+                    raise InvalidObject(f"{describe(pv)}: spec.capacity.storage: Required value")
+                status["capacity"] = clone(capacity)
+        if status == old:
+            return claim
+        return self.ctx.store.update_status(dict(claim, status=status))
+
+    # Provisioning.
+    def _provision(self, claim: Obj) -> None:
+        """provisionClaim, for an external provisioner, which the embedded cluster plays."""
+        name = claim_class(claim)
+        cls = self.ctx.lister.get(SC, name)
+        if cls is None:
+            self._recorder.event(claim, "Warning", "ProvisioningFailed", f'storageclass.storage.k8s.io "{name}" not found')
+            return
+        provisioner = _field(cls, "provisioner", str, "")
+        if provisioner == NO_PROVISIONER or not provisioner:
+            # findProvisionablePlugin: no in-tree plugin of that name, and it is kubernetes.io's
+            self._recorder.event(claim, "Warning", "ProvisioningFailed", f"no volume plugin matched name: {provisioner}")
+            return
+        if _field(claim, "spec.resources.requests.storage", (str, int, float)) is None:
+            raise InvalidObject(f"{describe(claim)}: spec.resources.requests.storage: Required value "
+                                "(a claim to provision says how much storage it needs)")
+        claim = self._set_provisioner(claim, provisioner)
+        self._recorder.event(claim, "Normal", "ExternalProvisioning",
+                             f"Waiting for a volume to be created either by the external provisioner '{provisioner}' "
+                             "or manually by the system administrator. If volume creation is delayed, please verify "
+                             "that the provisioner is running and correctly registered.")
+        self._provision_externally(claim, cls, provisioner)
+
+    def _set_provisioner(self, claim: Obj, provisioner: str) -> Obj:
+        """setClaimProvisioner: tells external provisioners whose claim it is."""
+        annotations = _annotations(claim)
+        if annotations.get(STORAGE_PROVISIONER) == provisioner and annotations.get(BETA_STORAGE_PROVISIONER) == provisioner:
+            return claim
+        return self.ctx.store.update(_with_annotations(claim, **{STORAGE_PROVISIONER: provisioner,
+                                                                 BETA_STORAGE_PROVISIONER: provisioner}))
+
+    def _provision_externally(self, claim: Obj, cls: Obj, provisioner: str) -> None:
+        """The external provisioner: makes the PV (for the selected node, when there is one) and
+        binds it, or records why it could not."""
+        recorder = self._provisioners.get(provisioner)
+        if recorder is None:
+            recorder = self._provisioners[provisioner] = Recorder(self.ctx.store, self.ctx.clock.now, provisioner)
+        try:
+            node = None
+            node_name = _annotations(claim).get(SELECTED_NODE)
+            if node_name is not None:
+                node = self.ctx.lister.get("Node", node_name)
+                if node is None:
+                    raise ProvisioningFailed(f'failed to get target node: node "{node_name}" not found', reschedule=True)
+            pv = provisioned_volume(claim, cls, node)
+        except ProvisioningFailed as e:
+            recorder.event(claim, "Warning", "ProvisioningFailed", f"failed to provision volume with StorageClass "
+                           f'"{cls["metadata"]["name"]}": {e}')
+            if e.reschedule:  # rescheduleProvisioning: the scheduler picks a node again
+                self.ctx.store.update(_with_annotations(claim, **{SELECTED_NODE: None}))
+            return
+        try:
+            pv = self.ctx.store.create(pv)
+        except AlreadyExists:
+            return  # made before: its own event brings it to the claim
+        recorder.event(claim, "Normal", "ProvisioningSucceeded", f"Successfully provisioned volume {pv['metadata']['name']}")
+        self._bind(pv, claim)
+
+    # Volumes.
+    def _sync_volume(self, pv: Obj) -> None:
+        """syncVolume."""
+        check_volume(pv)
+        ref = claim_ref(pv)
+        if ref is None or not ref.get("uid"):
+            self._volume_phase(pv, "Available")  # unused, or reserved for a claim not bound yet
+            return
+        claim = self._claim_of(pv, ref)
+        if claim is None:
+            self._release(pv)
+        elif not volume_name(claim):
+            if volume_mode(claim) != volume_mode(pv):
+                self._recorder.event(pv, "Warning", "VolumeMismatch",
+                                     "Cannot bind PersistentVolume to requested PersistentVolumeClaim "
+                                     f'"{claim["metadata"]["name"]}" due to incompatible volumeMode.')
+                self._recorder.event(claim, "Warning", "VolumeMismatch",
+                                     f'Cannot bind PersistentVolume "{pv["metadata"]["name"]}" to requested '
+                                     "PersistentVolumeClaim due to incompatible volumeMode.")
+            # else the claim's sync binds it (the handler enqueued the claim)
+        elif volume_name(claim) == pv["metadata"]["name"]:
+            self._volume_phase(pv, "Bound")
+        elif PROVISIONED_BY in _annotations(pv) and self._policy(pv) == DELETE:
+            self._release(pv)  # made for a claim that got bound elsewhere: not needed
+        else:
+            self._unbind_volume(pv)
+
+    def _claim_of(self, pv: Obj, ref: dict) -> Obj | None:
+        """The claim the PV is bound to, or None when it is gone (or is a new claim of that
+        name); the API server is asked before a PV is released on the word of the cache."""
+        namespace = ref.get("namespace") or "default"
+        claim = self.ctx.lister.get(PVC, ref["name"], namespace)
+        if claim is None or claim["metadata"]["uid"] != ref["uid"]:
+            claim = self.ctx.store.get(PVC, ref["name"], namespace)
+        return claim if claim is not None and claim["metadata"]["uid"] == ref["uid"] else None
+
+    @staticmethod
+    def _policy(pv: Obj) -> str:
+        return _field(pv, "spec.persistentVolumeReclaimPolicy", str, RETAIN)
+
+    def _release(self, pv: Obj) -> None:
+        """Released (a Failed PV stays Failed), then reclaimVolume by the reclaim policy."""
+        if (pv.get("status") or {}).get("phase") not in ("Released", "Failed"):
+            pv = self._volume_phase(pv, "Released")
+        policy = self._policy(pv)
+        if policy == RETAIN:
+            return
+        if policy == DELETE:
+            try:
+                self.ctx.store.delete(PV, pv["metadata"]["name"], uid=pv["metadata"]["uid"])
+            except NotFound:
+                pass
+        elif policy == RECYCLE:
+            self._recorder.event(pv, "Normal", "VolumeRecycled", "Volume recycled")
+            self._unbind_volume(pv)
+        elif (pv.get("status") or {}).get("phase") != "Failed":
+            pv = self._volume_phase(pv, "Failed")
+            self._recorder.event(pv, "Warning", "VolumeUnknownReclaimPolicy",
+                                 "Volume has unrecognized PersistentVolumeReclaimPolicy")
+
+    def _unbind_volume(self, pv: Obj) -> None:
+        """unbindVolume: a PV the controller bound loses its claimRef; one a user reserved keeps
+        it, without the uid; both are Available again."""
+        if BOUND_BY_CONTROLLER in _annotations(pv):
+            updated = _with_annotations(pv, **{BOUND_BY_CONTROLLER: None})
+            updated["spec"].pop("claimRef", None)
+        else:
+            updated = clone(pv)
+            updated["spec"]["claimRef"].pop("uid", None)
+        self._volume_phase(self.ctx.store.update(updated), "Available")
+
+    def _volume_phase(self, pv: Obj, phase: str) -> Obj:
+        """updateVolumePhase, with lastPhaseTransitionTime as the API server stamps it."""
+        old = pv.get("status") or {}
+        if old.get("phase") == phase:
+            return pv
+        status = {k: v for k, v in old.items() if k != "message"}
+        status.update(phase=phase, lastPhaseTransitionTime=rfc3339(self.ctx.clock.now()))
+        return self.ctx.store.update_status(dict(pv, status=status))
