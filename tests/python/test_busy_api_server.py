@@ -13,11 +13,13 @@ import json
 import threading
 import time
 
+from prometheus_client import generate_latest
 import pytest
 
 from volcanic.kube.errors import Unavailable
 from volcanic.real import connection
 from volcanic.real.client import KubeClient
+from volcanic.real.components import Process
 from volcanic.real.connection import MAX_RETRIES, Connections, TokenBucket, Window, retry_wait
 
 
@@ -112,6 +114,11 @@ def test_a_request_refused_with_retry_after_is_sent_again_after_it(busy, tmp_pat
     assert len(times) == 3 and all(later - earlier >= 0.95 for earlier, later in zip(times, times[1:]))
     counts = client.connections.counts
     assert (counts.sent, counts.retried, counts.refused) == (3, 2, 2)
+    # and a process's /metrics says so (Process.of registers them)
+    text = generate_latest(Process.of(client).registry).decode()
+    for name, value in [("volcanic_api_requests_total", 3), ("volcanic_api_request_retries_total", 2),
+                        ("volcanic_api_requests_throttled_total", 2)]:
+        assert f"\n{name} {float(value)}\n" in text
 
 
 def test_writes_are_sent_again_too_with_their_body(busy, tmp_path):

@@ -20,6 +20,7 @@ from prometheus_client import CollectorRegistry
 
 from volcanic.real.client import KubeClient
 from volcanic.real.leader import LostLease, run_maybe_elected
+from volcanic.real.metrics import ApiRequestMetrics
 from volcanic.real.serving import Health, serve
 
 log = logging.getLogger("volcanic")
@@ -46,7 +47,9 @@ class Process:
 
     @classmethod
     def of(cls, client: KubeClient) -> "Process":
-        return cls(client, Health(), CollectorRegistry())
+        registry = CollectorRegistry()
+        ApiRequestMetrics(registry, client.connections.counts)
+        return cls(client, Health(), registry)
 
     def run(self, components: list[Component], stop: threading.Event, leader_elect: bool = False,
             metrics_address: str | None = None) -> int:

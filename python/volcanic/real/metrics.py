@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
 
 from volcanic.kube.quantity import parse_quantity
 from volcanic.scheduler.engine import Decisions
@@ -66,6 +68,25 @@ class SchedulerMetrics:
 
 def _unschedulable(status: dict) -> bool:
     return any(c.get("type") == "Unschedulable" and c.get("status") == "True" for c in status.get("conditions") or [])
+
+
+class ApiRequestMetrics(Collector):
+    """What a process sent to the API server (its KubeClient's Counts): every attempt, the
+    attempts that were retries (after a 429, a 5xx or a broken connection, as client-go
+    retries), and the answers 429. Read at each scrape: counting costs the requests nothing."""
+
+    def __init__(self, registry: CollectorRegistry, counts) -> None:
+        self.counts = counts
+        registry.register(self)
+
+    def collect(self):
+        c = self.counts
+        yield CounterMetricFamily("volcanic_api_requests", "Requests sent to the API server, retries included",
+                                  value=c.sent)
+        yield CounterMetricFamily("volcanic_api_request_retries",
+                                  "Requests sent again after a 429, a 5xx or a broken connection", value=c.retried)
+        yield CounterMetricFamily("volcanic_api_requests_throttled",
+                                  "Requests the API server answered 429 (Too Many Requests)", value=c.refused)
 
 
 class ControllerMetrics:
