@@ -6,12 +6,12 @@ runs them. `make e2e` runs it; the first run builds the Kubernetes binaries into
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import re
 import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 import yaml

@@ -26,7 +26,6 @@ import time
 
 from conftest import Up
 from test_volcano_jobs import phase, pods_of, vcjob
-
 from volcanic.real.client import KubeClient
 from volcanic.real.devcluster.cluster import kwok_node
 from volcanic.real.devcluster.ports import free_port

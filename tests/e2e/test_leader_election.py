@@ -7,7 +7,6 @@ from __future__ import annotations
 import time
 
 from conftest import metric
-
 from volcanic.real.devcluster.cluster import KWOK_TOLERATION
 from volcanic.real.devcluster.ports import free_ports
 

@@ -13,15 +13,14 @@ writes the objects, and restores the CRDs; the objects stay stored.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 import json
 import re
-from contextlib import contextmanager
 from typing import Any, Iterator
 
 import pytest
 
 from test_volcano_jobs import on_kwok, phase, pods_of
-
 from volcanic.kube.errors import InvalidObject
 
 OLD_CRDS = ("jobs.batch.volcano.sh", "podgroups.scheduling.volcano.sh")

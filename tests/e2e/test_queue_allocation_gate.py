@@ -14,10 +14,9 @@ import json
 import pytest
 import yaml
 
+from conftest import Up
 from volcanic.real.deployments import DEFAULT_CONF
 from volcanic.real.devcluster.cluster import KWOK_TOLERATION
-
-from conftest import Up
 
 GATE = "scheduling.volcano.sh/queue-allocation-gate"
 SLOT = {"cpu": "500m", "memory": "512Mi"}

@@ -13,9 +13,8 @@ import socket
 import pytest
 import yaml
 
-from volcanic.real.devcluster.cluster import KWOK_TOLERATION
-
 from conftest import Up
+from volcanic.real.devcluster.cluster import KWOK_TOLERATION
 
 MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from volcanic.admission.job_defaults import default_job
 
 import volcanic
+from volcanic.admission.job_defaults import default_job
 
 NS = "default"
 

@@ -8,7 +8,6 @@ from typing import Any
 from builders import StaticLister as Lister
 from volcanic.admission.chain import AdmissionRequest
 
-
 # --- Helpers --------------------------------------------------------------------------------
 
 def queue(name: str, parent: str | None = None, state: str | None = "Open", capability: dict | None = None,

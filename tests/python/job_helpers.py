@@ -18,7 +18,6 @@ from typing import Any, Callable
 
 import volcanic
 
-
 NS = "default"
 FINAL = ("Completed", "Failed", "Terminated", "Aborted")
 OUT_OF_SYNC = "volcano.sh/controller-out-of-sync"

@@ -9,8 +9,8 @@ import copy
 import json
 import random
 
-from volcanic.cluster.snapshot import snapshot_lister
 from builders import walk
+from volcanic.cluster.snapshot import snapshot_lister
 
 API = "admission.k8s.io/v1"
 GROUPS = {"Job": "batch.volcano.sh", "Queue": "scheduling.volcano.sh", "PodGroup": "scheduling.volcano.sh",

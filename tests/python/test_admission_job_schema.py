@@ -8,15 +8,13 @@ import copy
 from typing import Any, Callable
 
 import pytest
-from volcanic.admission import job_schema as JS
-from volcanic.admission import jobs as J
-from volcanic.admission.chain import AdmissionRequest
-
-import volcanic
 
 # c is a pytest fixture, taken by name.
 from admission_job_helpers import DEFAULT, c, container, denied, job, task
-
+import volcanic
+from volcanic.admission import job_schema as JS
+from volcanic.admission import jobs as J
+from volcanic.admission.chain import AdmissionRequest
 
 # --- CRD schema: types ---------------------------------------------------------------------------
 

@@ -5,13 +5,12 @@ volcanic.Cluster().apply. Builders in admission_job_helpers.py."""
 from __future__ import annotations
 
 import pytest
-from volcanic.admission import job_policies as JP
-from volcanic.admission import job_task_rules as JT
-from volcanic.admission import pod_template as PT
 
 # c is a pytest fixture, taken by name.
 from admission_job_helpers import c, container, defaulted, denied, job, task
-
+from volcanic.admission import job_policies as JP
+from volcanic.admission import job_task_rules as JT
+from volcanic.admission import pod_template as PT
 
 # --- CREATE: per task ---------------------------------------------------------------------------------
 

@@ -8,14 +8,12 @@ import copy
 from typing import Any, Callable
 
 import pytest
-from volcanic.admission import job_update_rules as JU
-from volcanic.admission import jobs as J
-
-import volcanic
 
 # c is a pytest fixture, taken by name.
 from admission_job_helpers import NS, c, container, defaulted, job, task
-
+import volcanic
+from volcanic.admission import job_update_rules as JU
+from volcanic.admission import jobs as J
 
 # --- UPDATE ---------------------------------------------------------------------------------------------
 

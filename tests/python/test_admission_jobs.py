@@ -14,16 +14,13 @@ import copy
 from typing import Any
 
 import pytest
-from volcanic.admission import AdmissionConf, common
-from volcanic.admission import jobs as J
-from volcanic.admission import volcano_chain
-from volcanic.admission.chain import AdmissionRequest
-
-import volcanic
 
 # c is a pytest fixture, taken by name.
 from admission_job_helpers import DEFAULT, Lister, c, defaulted, denied, job, open_queue, queue, task
-
+import volcanic
+from volcanic.admission import AdmissionConf, common, volcano_chain
+from volcanic.admission import jobs as J
+from volcanic.admission.chain import AdmissionRequest
 
 # --- common.py --------------------------------------------------------------------------------
 

@@ -9,17 +9,17 @@ import copy
 import json
 from typing import Any
 
-from builders import StaticLister as Lister
 import pytest
-from volcanic.admission import AdmissionConf
+
+from builders import StaticLister as Lister
+import volcanic
+from volcanic.admission import AdmissionConf, volcano_chain
 from volcanic.admission import commands as C
 from volcanic.admission import podgroups as PG
 from volcanic.admission import pods as P
 from volcanic.admission import queues as Q
-from volcanic.admission import volcano_chain
 from volcanic.admission.chain import AdmissionRequest
-
-import volcanic
+from volcanic.kube.keys import POD_QUEUE_NAME
 
 
 def queue(name: str, state: str | None = "Open") -> dict:
@@ -69,7 +69,7 @@ def test_podgroup_queue_from_namespace_takes_the_namespaces_queue():
     """podgroup_queue_from_namespace (§3.4 mutate): a PodGroup in "default" (or with no queue,
     the CRD's default) moves to the queue its namespace names in
     scheduling.volcano.sh/queue-name."""
-    ns = namespace("ns", **{PG.QUEUE_NAME_ANNOTATION: "team"})
+    ns = namespace("ns", **{POD_QUEUE_NAME: "team"})
     pg = podgroup(queue="default")
     assert PG.podgroup_queue_from_namespace(create(pg, ns))["spec"]["queue"] == "team"
     assert pg["spec"]["queue"] == "default"  # the request's object is not changed
@@ -79,7 +79,7 @@ def test_podgroup_queue_from_namespace_takes_the_namespaces_queue():
 def test_podgroup_queue_from_namespace_leaves_other_queues_and_plain_namespaces():
     """podgroup_queue_from_namespace (§3.4 mutate): an explicit other queue stays; a
     namespace without the annotation, or a missing one, changes nothing; UPDATE is left alone."""
-    ns = namespace("ns", **{PG.QUEUE_NAME_ANNOTATION: "team"})
+    ns = namespace("ns", **{POD_QUEUE_NAME: "team"})
     assert PG.podgroup_queue_from_namespace(create(podgroup(queue="mine"), ns))["spec"]["queue"] == "mine"
     plain = create(podgroup(queue="default"), namespace("ns"))
     assert PG.podgroup_queue_from_namespace(plain)["spec"]["queue"] == "default"
@@ -157,7 +157,7 @@ def test_cluster_podgroup_admission_end_to_end():
     """§3.4 through volcanic.Cluster: the namespace's queue is taken; a Closed queue refuses
     a PodGroup with an AdmissionError naming it, and nothing is stored."""
     c = volcanic.Cluster()
-    c.apply([namespace("team-ns", **{PG.QUEUE_NAME_ANNOTATION: "team"}),
+    c.apply([namespace("team-ns", **{POD_QUEUE_NAME: "team"}),
              {"kind": "Queue", "metadata": {"name": "team"}, "spec": {"weight": 1}}])
     c.run(1)
     stored = c.apply(podgroup("pg1", ns="team-ns", queue="default"))
@@ -224,8 +224,8 @@ def test_pod_queue_allocation_gate_leaves_pods_not_opted_in_and_follows_the_feat
     """pod_queue_allocation_gate (§3.3 mutate): no annotation (or not "true") -> unchanged;
     the rule is in the chain only with the SchedulingGatesQueueAdmission feature gate, off by
     default as in Volcano (Alpha)."""
-    for annotations in ({}, {P.QUEUE_ALLOCATION_GATE: "false"}):
-        p = pod(annotations=annotations)
+    for given in ({}, {P.QUEUE_ALLOCATION_GATE: "false"}):
+        p = pod(annotations=given)
         assert P.pod_queue_allocation_gate(create(p)) == p
     assert P.pod_queue_allocation_gate not in P.mutators(AdmissionConf())
     gated = AdmissionConf(feature_gates=frozenset({"SchedulingGatesQueueAdmission"}))

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import copy
 
+from admission_queue_helpers import ROOT, chain_of, create, queue, update
 from volcanic.admission import AdmissionConf
 from volcanic.admission import queues as Q
-
-from admission_queue_helpers import ROOT, chain_of, create, queue, update
-
 
 # Hierarchical checks: parent.
 

@@ -8,14 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from volcanic.admission import AdmissionConf
-from volcanic.admission import queues as Q
-from volcanic.admission import volcano_chain
-
-import volcanic
 
 from admission_queue_helpers import DEFAULT, ROOT, chain_of, create, delete, queue, update
-
+import volcanic
+from volcanic.admission import AdmissionConf, volcano_chain
+from volcanic.admission import queues as Q
 
 # --- Mutation ---------------------------------------------------------------------------------
 

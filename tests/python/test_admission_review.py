@@ -12,13 +12,28 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 import pytest
+
+from review_helpers import (
+    API,
+    GROUPS,
+    LISTER,
+    PATH_KINDS,
+    apply_ops,
+    check_answer,
+    command,
+    job,
+    mutated_review,
+    patch_of,
+    pod,
+    podgroup,
+    queue,
+    review,
+    same_json,
+)
 from volcanic.admission import review as rv
 from volcanic.admission.chain import AdmissionChain
 from volcanic.admission.review import ReviewError
 from volcanic.errors import AdmissionError
-
-from review_helpers import API, GROUPS, LISTER, PATH_KINDS, apply_ops, check_answer, command, job, mutated_review, patch_of, pod, podgroup, queue, review, same_json
-
 
 # The codec.
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-import volcanic
 from builders import node, pod, podgroup, queue
+import volcanic
 
 NOW = 1_700_000_000
 

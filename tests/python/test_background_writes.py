@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 
+from builders import node, pod
 import volcanic
 from volcanic.kube.errors import Conflict
 from volcanic.kube.status_writes import StatusWrite, StatusWrites
-from builders import node, pod
 
 
 def podgroup_at(version: str, phase: str) -> dict:

@@ -11,8 +11,8 @@ pod runs and its PodGroup is not Pending).
 
 from __future__ import annotations
 
-import volcanic
 from job_helpers import node
+import volcanic
 
 GROUP = "scheduling.k8s.io/group-name"
 

@@ -5,15 +5,15 @@ queue's status.allocated is the sum of its subtree's tasks."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 import random
 import re
-from collections import defaultdict
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import volcanic
 from builders import node, pod, podgroup, queue
+import volcanic
 
 NOW = 1_700_000_000
 CONF = """

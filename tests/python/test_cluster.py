@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from volcanic.admission.chain import AdmissionChain
 
 import volcanic
+from volcanic.admission.chain import AdmissionChain
 
 
 def node(name, cpu="4", **annotations):

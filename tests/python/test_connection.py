@@ -241,8 +241,9 @@ def test_tls_as_the_kubeconfig_says(tmp_path):
 def test_the_sockets_libcurl_asks_to_watch(tmp_path):
     """libcurl's socket callback: IN/OUT registered, POLL_NONE (a socket it wants nothing from
     yet) and POLL_REMOVE not, each call replacing the last."""
-    import pycurl
     import selectors
+
+    import pycurl
 
     from volcanic.real.connection import _Transfers
 

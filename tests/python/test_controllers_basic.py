@@ -4,16 +4,15 @@
 from __future__ import annotations
 
 import pytest
+
+from controller_helpers import Harness
 from volcanic.cluster.store import MemoryStore
 from volcanic.controllers.gc import GarbageCollector
 from volcanic.controllers.podgroup import PodGroupController, min_resources, pod_quota_usage
-from volcanic.kube.quantity import format_nanos, format_quantity, parse_quantity
 from volcanic.controllers.queue import QueueController
 from volcanic.errors import AdmissionError
 from volcanic.kube.clock import rfc3339
-
-from controller_helpers import Harness
-
+from volcanic.kube.quantity import format_nanos, format_quantity, parse_quantity
 
 # ---------------------------------------------------------------------------------------------
 # PodGroup controller (§2.5)

@@ -5,25 +5,43 @@ with the parent)."""
 from __future__ import annotations
 
 import pytest
-from volcanic.cluster.store import MemoryStore
-from volcanic.controllers.queue import QueueController, ensure_default_queues
 
 from controller_helpers import Harness
-
+import volcanic
+from volcanic.cluster.store import MemoryStore
+from volcanic.controllers.queue import QueueController, ensure_default_queues
+from volcanic.kube.crds import defaulted
+from volcanic.real.manifests import manifests
 
 # ---------------------------------------------------------------------------------------------
 # Queue controller (§2.6)
 
 def test_ensure_default_queues_creates_root_and_default_open():
-    """§1.4 / DESIGN "Public Python API": root and default exist and are Open from time 0."""
+    """§1.4 / DESIGN "Public Python API": root and default exist and are Open from time 0, as
+    Volcano's scheduler creates them (pkg/scheduler/cache/cache.go newDefaultAndRootQueue,
+    v1.15.1: weight 1, root not reclaimable, default reclaimable, neither with a parent; the
+    embedded cluster gave default the parent root until issue "One vocabulary, one table")."""
     store = MemoryStore()
     ensure_default_queues(store)
     ensure_default_queues(store)  # idempotent
     root, default = store.get("Queue", "root"), store.get("Queue", "default")
     assert root["spec"] == {"weight": 1, "reclaimable": False}
-    assert default["spec"] == {"weight": 1, "reclaimable": True, "parent": "root"}
+    assert default["spec"] == {"weight": 1, "reclaimable": True}
     assert root["status"]["state"] == default["status"]["state"] == "Open"
     assert len(store.list("Queue")) == 2
+
+
+def test_install_applies_the_queues_the_embedded_cluster_creates():
+    """One definition: `volcanic install`'s queues equal the embedded cluster's, field by field
+    once the API server has defaulted them with the CRD's schema (but the status and the
+    metadata the store fills in)."""
+    embedded = {q["metadata"]["name"]: q for q in volcanic.Cluster().list("Queue")}
+    installed = {q["metadata"]["name"]: defaulted(q) for q in manifests() if q["kind"] == "Queue"}
+    assert set(installed) == set(embedded) == {"root", "default"}
+    for name, q in installed.items():
+        e = embedded[name]
+        assert (q["apiVersion"], q["kind"], q["spec"]) == (e["apiVersion"], e["kind"], e["spec"])
+        assert set(q["metadata"]) == {"name"}
 
 
 def test_ensure_default_queues_keeps_existing_queue():

@@ -11,11 +11,11 @@ import copy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 import pytest
+
+import volcanic
 from volcanic.kube import crds
 from volcanic.kube.openapi import _check, _passes, compile_schema, schema_errors, with_defaults
 from volcanic.real.manifests import crds as crd_manifests
-
-import volcanic
 
 NS = "default"
 

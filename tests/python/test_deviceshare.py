@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-import volcanic
 from builders import node, pod
+import volcanic
 
 NOW = 1_700_000_000.0
 

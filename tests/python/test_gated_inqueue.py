@@ -11,10 +11,9 @@ two jobs of half the cluster each still run.
 
 from __future__ import annotations
 
-import volcanic
 from job_helpers import job, node, task
 from test_preemption_cluster import CI_CONF  # Volcano's: enqueue with overcommit and proportion
-
+import volcanic
 
 
 def _gated(gates: list[str]) -> dict:

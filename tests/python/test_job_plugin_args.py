@@ -8,9 +8,8 @@ disableNetworkPolicy"; admission "Should not override existing plugins" (svc
 
 from __future__ import annotations
 
-import volcanic
-
 from job_helpers import node, phase, pods, wait
+import volcanic
 
 NS = "default"
 

@@ -11,9 +11,9 @@ import shutil
 import socket
 import subprocess
 
-import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+import pytest
 
 from volcanic.cluster.store import MemoryStore
 from volcanic.controllers.job.plugins import PLUGINS, JobPlugin, PluginError, plugins_of
@@ -124,14 +124,15 @@ def test_unknown_or_malformed_arguments_are_logged_and_the_defaults_kept(caplog)
 
 def test_well_known_names_and_the_job_owner_reference_are_defined_once():
     """Volcano's label and annotation keys and API versions that several modules use live in
-    controllers/keys.py; the pod name ("<job>-<task>-<i>", MakePodName) and the owner
+    kube/keys.py; the pod name ("<job>-<task>-<i>", MakePodName) and the owner
     reference to the job live in job/build.py. The plugins, the job controller and the
     PodGroup controller use those, so they cannot drift apart."""
     import inspect
 
-    from volcanic.controllers import keys, podgroup
+    from volcanic.controllers import podgroup
     from volcanic.controllers.job import build, controller, sync
     from volcanic.controllers.job.plugins import common, svc
+    from volcanic.kube import keys
     shared = {v for k, v in vars(keys).items() if k.isupper() and isinstance(v, str)}
     for module in (build, common, svc, sync, controller, podgroup):
         source = inspect.getsource(module)

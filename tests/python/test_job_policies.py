@@ -7,8 +7,24 @@ from __future__ import annotations
 import pytest
 
 from job_helpers import (
-    NS, FINAL, node, task, job, policy, failing_job, Watch, status, phase, pods, pod_phases, events,
-    command, wait, started, a_running_job)
+    FINAL,
+    NS,
+    Watch,
+    a_running_job,
+    command,
+    events,
+    failing_job,
+    job,
+    node,
+    phase,
+    pod_phases,
+    pods,
+    policy,
+    started,
+    status,
+    task,
+    wait,
+)
 
 
 # §2.2 policies.

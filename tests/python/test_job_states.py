@@ -8,8 +8,29 @@ from __future__ import annotations
 import pytest
 
 from job_helpers import (
-    NS, FINAL, OUT_OF_SYNC, node, task, job, policy, Watch, status, phase, pods, pod_phases, uids,
-    podgroup, events, command, command_obj, wait, cluster, started, a_running_job, a_pending_job)
+    FINAL,
+    NS,
+    OUT_OF_SYNC,
+    Watch,
+    a_pending_job,
+    a_running_job,
+    cluster,
+    command,
+    command_obj,
+    events,
+    job,
+    node,
+    phase,
+    pod_phases,
+    podgroup,
+    pods,
+    policy,
+    started,
+    status,
+    task,
+    uids,
+    wait,
+)
 
 
 # §2.3 Pending row.

@@ -7,15 +7,33 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+import pytest
 
+from job_helpers import (
+    FINAL,
+    NS,
+    cluster,
+    command,
+    command_obj,
+    events,
+    failing_job,
+    job,
+    node,
+    phase,
+    pod_phases,
+    podgroup,
+    pods,
+    policy,
+    started,
+    started_without_job_validation,
+    status,
+    task,
+    wait,
+)
 import volcanic
 from volcanic.admission.chain import AdmissionChain
-from job_helpers import (
-    NS, FINAL, node, task, job, policy, failing_job, status, phase, pods, pod_phases, podgroup,
-    events, command, command_obj, wait, cluster, started, started_without_job_validation)
 
 
 # SyncJob details.

@@ -12,11 +12,11 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import Any, Callable
 
+from job_helpers import cluster, job, node, phase, pods, status, task, wait
 import volcanic
+from volcanic.controllers.job.policy import Request
 from volcanic.kube.errors import AdmissionError, Conflict
 from volcanic.kube.store import attempt, done
-from volcanic.controllers.job.policy import Request
-from job_helpers import cluster, job, node, phase, pods, status, task, wait
 
 
 def _job_of(obj: dict) -> str:

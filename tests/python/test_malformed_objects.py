@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
+from job_helpers import NS, cluster, command, job, node, phase, podgroup, pods, status, task, wait
 import volcanic
 from volcanic.admission.chain import AdmissionChain
-from job_helpers import NS, cluster, command, job, node, phase, podgroup, pods, status, task, wait
 
 JOB_INVALID = 'Job.batch.volcano.sh "j" is invalid: '
 

@@ -14,7 +14,6 @@ import random
 
 from builders import node, pod, podgroup
 from pyplugin_helpers import conf, make_plugin
-
 import volcanic
 
 NEUTRAL = make_plugin("neutral", node_local=True, predicate=lambda self, task, n: None,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import volcanic
 from builders import node, pod, podgroup
+import volcanic
 
 NOW = 1_700_000_000
 CONF = "actions: allocate\ntiers:\n- plugins: [{name: gang}, {name: predicates}, {name: nodeorder}]\n"

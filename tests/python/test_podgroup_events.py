@@ -13,8 +13,8 @@ involvedObject is the job's PodGroup).
 
 from __future__ import annotations
 
-import volcanic
 from job_helpers import job, node, task
+import volcanic
 
 
 def _events(c: volcanic.Cluster, pg_name: str) -> list[tuple[str, str, str]]:

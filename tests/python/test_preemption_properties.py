@@ -10,14 +10,14 @@
 
 from __future__ import annotations
 
-import random
 from collections import defaultdict
+import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import volcanic
 from builders import node, pod, podgroup, queue
+import volcanic
 from volcanic.kube.quantity import parse_quantity
 
 

@@ -4,15 +4,15 @@ incremental Scheduler equal to one-shot schedule, class index equal to full sear
 
 from __future__ import annotations
 
+from collections import defaultdict
 import copy
 import random
-from collections import defaultdict
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import volcanic
 from builders import node, pod, podgroup, queue
+import volcanic
 
 NOW = 1_700_000_000
 CPU = {"500m": 500, "1": 1000, "2": 2000, "3": 3000}

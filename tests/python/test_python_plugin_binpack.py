@@ -11,9 +11,9 @@ import subprocess
 import sys
 
 import pytest
+
 from builders import node, pod, podgroup
 from pyplugin_helpers import NOW, decisions
-
 import volcanic
 from volcanic.bench import synthetic_cluster
 from volcanic.bench.run import scorer_conf

@@ -9,9 +9,9 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from builders import node, pod, podgroup
 from pyplugin_helpers import NOW, conf, make_plugin
-
 import volcanic
 
 OBJECTS = [node("n1"), node("n2"), podgroup("pg"), pod("p", "pg")]
@@ -98,7 +98,8 @@ def test_a_bad_budget_is_refused(budget):
 def test_the_embedded_cluster_gives_its_scheduler_the_budget():
     """Cluster(python_hook_budget=...) (and `volcanic scheduler --python-hook-budget`, through
     the same SchedulerLoop): a session past the budget binds nothing and its error is kept."""
-    from job_helpers import job, node as cluster_node, pods, task
+    from job_helpers import job, pods, task
+    from job_helpers import node as cluster_node
     slow = {"on": True}
     plugin = make_plugin("sleeping-cluster",
                          node_order=lambda self, task, n: (time.sleep(0.2) if slow["on"] else None) or 0.0)

@@ -6,9 +6,9 @@ was: the next session decides exactly what a fresh scheduler decides (docs/plugi
 from __future__ import annotations
 
 import pytest
+
 from builders import node, pod, podgroup, queue
 from pyplugin_helpers import NOW, conf, decisions, make_plugin, priority_class, scenario_objects
-
 import volcanic
 
 

@@ -4,16 +4,16 @@ plugins found through the "volcanic.plugins" entry points."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 import importlib.metadata
 import math
 import operator
 import threading
-from collections.abc import Mapping
 
 import pytest
+
 from builders import node, pod, podgroup, queue
 from pyplugin_helpers import NOW, conf, decisions, make_plugin, priority_class
-
 import volcanic
 from volcanic.scheduler import plugins as plugin_module
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import copy
 
 import pytest
+
 from builders import node, pod, podgroup, queue
 from pyplugin_helpers import NOW, conf, decisions, make_plugin, priority_class, scenario_objects
-
 import volcanic
 from volcanic.scheduler.plugins import plugin_names, unregister_plugin
 

@@ -17,8 +17,8 @@ from types import SimpleNamespace
 
 import pytest
 
-import volcanic
 from test_preemption_cluster import CI_CONF
+import volcanic
 from volcanic.cli.kube import _scheduler
 from volcanic.cli.main import build_parser
 from volcanic.kube.errors import InvalidObject

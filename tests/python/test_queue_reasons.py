@@ -9,8 +9,8 @@ reason is: ..."), on the Unschedulable condition and Event.
 
 from __future__ import annotations
 
-import volcanic
 from job_helpers import node
+import volcanic
 
 NOW = 1.7e9
 

@@ -6,11 +6,10 @@ job goes Pending, then Running)."""
 from __future__ import annotations
 
 import pytest
-from volcanic.controllers.job.plugins import PluginError, plugins_of
-
-import volcanic
 
 from job_helpers import node, phase, pods, wait
+import volcanic
+from volcanic.controllers.job.plugins import PluginError, plugins_of
 
 NS = "default"
 RAY_ARGS = ["--head=head", "--worker=worker", "--port=2345", "--headContainer=ray", "--workerContainer=ray"]

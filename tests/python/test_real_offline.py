@@ -19,15 +19,15 @@ from volcanic.kube.errors import AdmissionError, AlreadyExists, Conflict, Invali
 from volcanic.kube.informers import Handler, Informers
 from volcanic.kube.kinds import kind_named
 from volcanic.kube.store import Watch
+from volcanic.real import serving
 from volcanic.real.client import api_error, kubeconfig_path
 from volcanic.real.devcluster import ports
 from volcanic.real.install import render
-from volcanic.real import serving
 from volcanic.real.manifests import RULES, crds
 from volcanic.real.metrics import SchedulerMetrics
 from volcanic.real.operator import _plain
-from volcanic.real.store import KubeStore, Reflector
 from volcanic.real.registrations import DEFAULT_ADMISSIONS, WEBHOOKS, configurations
+from volcanic.real.store import KubeStore, Reflector
 from volcanic.scheduler.engine import Decisions
 
 

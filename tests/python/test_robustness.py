@@ -6,12 +6,12 @@ import copy
 import json
 import threading
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+import pytest
 
-import volcanic
 from builders import node, pod, podgroup, queue, walk
+import volcanic
 
 NOW = 1_700_000_000
 

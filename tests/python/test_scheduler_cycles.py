@@ -10,9 +10,9 @@ from __future__ import annotations
 from concurrent.futures import Future
 import random
 
+from job_helpers import job, node, task
 import volcanic
 from volcanic.kube.errors import Conflict
-from job_helpers import job, node, task
 
 
 def _every_period(c: volcanic.Cluster) -> None:

@@ -4,8 +4,8 @@ new pod that fills its gang), at most one such every `settle` (volcanic.schedule
 
 import pytest
 
-import volcanic
 from builders import node, pod, podgroup
+import volcanic
 
 
 def bound_at(c: volcanic.Cluster, name: str, step: float = 0.125, limit: float = 3.0) -> float:

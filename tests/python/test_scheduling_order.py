@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import copy
 
-import volcanic
 from builders import node, pod, podgroup
+import volcanic
 
 NOW = 1_700_000_000
 SAME_SECOND = "2023-11-14T22:00:00Z"

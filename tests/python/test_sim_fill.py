@@ -10,6 +10,8 @@ import os
 
 import pytest
 
+from builders import node, pod
+from test_deviceshare import NOW, gpu_node, gpu_pod
 import volcanic
 from volcanic.cli.main import main
 from volcanic.sim.fill import fill
@@ -17,8 +19,6 @@ from volcanic.sim.fragmentation import GpuNode, Shape, fragmentation, typical_sh
 from volcanic.sim.openb import DEFAULT_PODS_CSV, NODES_CSV, find_openb, read_openb
 from volcanic.sim.policies import policy_conf
 from volcanic.sim.trace import Trace
-from test_deviceshare import NOW, gpu_node, gpu_pod
-from builders import node, pod
 
 
 def test_fragmentation_counts_what_each_shape_cannot_use():

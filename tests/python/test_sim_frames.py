@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-import volcanic
 from builders import node
+import volcanic
 from volcanic.sim.frames import job_rows, jobs_frame, pod_runs, timeline_frame, timeline_rows
 from volcanic.sim.replay import PodRecord, Replay, replay
 from volcanic.sim.trace import Arrival, Trace

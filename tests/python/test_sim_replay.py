@@ -11,6 +11,8 @@ import re
 
 import pytest
 
+from test_scheduler_cycles import _every_period
+import volcanic
 from volcanic.cli.main import main
 from volcanic.errors import InvalidObject
 from volcanic.sim.jobs import read_jobs
@@ -18,8 +20,6 @@ from volcanic.sim.metrics import gpu_timeline, summary
 from volcanic.sim.openb import find_openb, read_openb
 from volcanic.sim.policies import policy_conf
 from volcanic.sim.replay import replay
-import volcanic
-from test_scheduler_cycles import _every_period
 
 NODES = "sn,cpu_milli,memory_mib,gpu,model\nn0,8000,16384,2,T4\nn1,4000,8192,0,\n"
 PODS = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"

@@ -4,12 +4,12 @@ status subresource, optimistic concurrency, finalizers, cascading deletion, watc
 from __future__ import annotations
 
 import pytest
-from volcanic.cluster.clock import EPOCH
-from volcanic.cluster.store import MemoryStore
-from volcanic.kube.errors import AlreadyExists, Conflict, NotFound
-from volcanic.kube.objects import clone
 
 import volcanic
+from volcanic.cluster.store import MemoryStore
+from volcanic.kube.clock import EPOCH
+from volcanic.kube.errors import AlreadyExists, Conflict, NotFound
+from volcanic.kube.objects import clone
 
 
 def _cm(name, data=None, ns="default", **meta):
@@ -177,6 +177,7 @@ def test_uids_are_version_8_uuids_of_the_counter():
     """Deterministic uids: valid RFC 9562 UUIDs (version 8, RFC 4122 variant), distinct per
     object counter, the counter in the last 48 bits."""
     import uuid
+
     from volcanic.cluster.store import uid_of
     counters = (1, 2, 99, 10 ** 6, 2 ** 40, 2 ** 48 - 1)
     uids = [uid_of(n) for n in counters]
@@ -189,6 +190,7 @@ def test_uids_are_version_8_uuids_of_the_counter():
 
 def test_rfc3339_matches_the_datetime_formatting():
     from datetime import datetime, timezone
+
     from volcanic.kube.clock import rfc3339
     for t in (0, EPOCH, EPOCH + 86399.9, EPOCH + 86400, -1, -86401, 253402300799):
         assert rfc3339(t) == datetime.fromtimestamp(int(t), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

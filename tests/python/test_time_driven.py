@@ -12,8 +12,8 @@ has passed), reference §4.6.
 
 from __future__ import annotations
 
-import volcanic
 from job_helpers import job, node, task
+import volcanic
 from volcanic.scheduler.plugins import unregister_plugin
 
 SLA_CONF = """

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import volcanic
 from job_helpers import node
+import volcanic
 
 NOW = 1.7e9
 SPREAD = {"app": "web"}

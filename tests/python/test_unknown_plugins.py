@@ -15,12 +15,12 @@ import logging
 from prometheus_client import CollectorRegistry, generate_latest
 import pytest
 
+from job_helpers import job, node, task
 import volcanic
 from volcanic.real.metrics import SchedulerMetrics
 from volcanic.scheduler.conf import load_conf
 from volcanic.scheduler.loop import SchedulerLoop
 from volcanic.scheduler.plugins import plugin_names_in, without_unknown_plugins
-from job_helpers import job, node, task
 
 VOLCANO_CI_CONF = """
 actions: "enqueue, allocate, backfill, reclaim, preempt"

@@ -20,6 +20,8 @@ import threading
 
 import pytest
 
+from review_helpers import patch_of, pod, review
+from test_webhook import make_cert, post
 from volcanic.cli.kube import _admissions, admission_conf, webhook_listen
 from volcanic.cli.main import build_parser
 from volcanic.errors import ConfigError
@@ -28,9 +30,6 @@ from volcanic.real.components import Component, Process
 from volcanic.real.install import path_of
 from volcanic.real.registrations import DEFAULT_ADMISSIONS, register, unregister
 from volcanic.real.serving import Health
-
-from review_helpers import patch_of, pod, review
-from test_webhook import make_cert, post
 
 GATE = "scheduling.volcano.sh/queue-allocation-gate"
 

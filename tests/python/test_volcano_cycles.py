@@ -3,8 +3,8 @@ keeps what a session decided, as Volcano's does, until the API confirms it)."""
 
 from __future__ import annotations
 
-import volcanic
 from builders import node, pod, podgroup, queue
+import volcanic
 
 NOW = 1_700_000_000
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-import volcanic
 from job_helpers import node
 from test_topology_spread_filter import PREEMPTING, group
+import volcanic
 
 NOW = 1.7e9
 NODES = [node("node-1", labels={"zone": "a"}), node("node-2", labels={"zone": "b"}),

@@ -10,9 +10,10 @@ creates a Job with a volumeClaim) on the cluster's default StorageClass.
 
 from __future__ import annotations
 
-import volcanic
-from job_helpers import NS, job, node, pods, phase, task
+from job_helpers import NS, job, node, phase, pods, task
 from test_volume_binding import claim, storage_class, volume
+import volcanic
+
 
 def cluster(*objects: dict) -> volcanic.Cluster:
     c = volcanic.Cluster()

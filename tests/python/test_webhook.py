@@ -19,8 +19,6 @@ import time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 import pytest
-from volcanic.admission.webhook import PATHS, start_server
-from volcanic.cluster.snapshot import snapshot_lister
 
 from review_helpers import (
     LISTER,
@@ -34,7 +32,8 @@ from review_helpers import (
     queue,
     review,
 )
-
+from volcanic.admission.webhook import PATHS, start_server
+from volcanic.cluster.snapshot import snapshot_lister
 
 # The HTTPS server.
 

@@ -19,6 +19,7 @@ import time
 import types
 
 import pytest
+
 from volcanic.admission.webhook import self_signed_cert, start_server
 from volcanic.cluster.snapshot import snapshot_lister
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller_helpers import Harness
+from job_helpers import NS, job, node, task
+from job_helpers import podgroup as job_podgroup
 import volcanic
 from volcanic.controllers.podgroup import PodGroupController
-
-from controller_helpers import Harness
-from job_helpers import NS, node, task, job, podgroup as job_podgroup
 
 GROUP = "scheduling.k8s.io/group-name"
 MIN_MEMBER = "scheduling.volcano.sh/group-min-member"

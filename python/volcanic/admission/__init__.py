@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcanic.admission.chain import AdmissionChain
+from volcanic.kube.kinds import ADMITTED
 
 
 @dataclass(frozen=True)
@@ -26,17 +27,10 @@ class AdmissionConf:
     feature_gates: frozenset[str] = frozenset()       # --feature-gates that are on
 
 
-KINDS = {"Job": "jobs", "Pod": "pods", "PodGroup": "podgroups", "Queue": "queues", "Command": "commands"}
-# The operations each admission path is registered for, as Volcano's chart registers its
-# webhooks (installer/helm/chart/volcano/templates/webhooks.yaml): the API server calls a
-# rule only for those, and so does the embedded cluster. Commands have no Volcano webhook;
-# volcanic checks them on CREATE.
+# The operations each admission path is registered for (volcanic.kube.kinds.Admission).
 OPERATIONS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("Job", "mutate"): ("CREATE",), ("Job", "validate"): ("CREATE", "UPDATE"),
-    ("Pod", "mutate"): ("CREATE",), ("Pod", "validate"): ("CREATE",),
-    ("PodGroup", "mutate"): ("CREATE",), ("PodGroup", "validate"): ("CREATE",),
-    ("Queue", "mutate"): ("CREATE",), ("Queue", "validate"): ("CREATE", "UPDATE", "DELETE"),
-    ("Command", "mutate"): ("CREATE",), ("Command", "validate"): ("CREATE",),
+    **{(k.name, "mutate"): k.admission.mutate for k in ADMITTED},
+    **{(k.name, "validate"): k.admission.validate for k in ADMITTED},
 }
 
 
@@ -45,12 +39,12 @@ def volcano_chain(conf: AdmissionConf | None = None) -> AdmissionChain:
     import importlib
     conf = conf or AdmissionConf()
     chain = AdmissionChain(operations=dict(OPERATIONS))
-    for kind, module_name in KINDS.items():
-        module = importlib.import_module(f"volcanic.admission.{module_name}")
+    for kind in ADMITTED:  # one module per resource, named after it
+        module = importlib.import_module(f"volcanic.admission.{kind.plural}")
         for fn in module.mutators(conf):
-            chain.add_mutator(kind, fn)
+            chain.add_mutator(kind.name, fn)
         for fn in module.validators(conf):
-            chain.add_validator(kind, fn)
+            chain.add_validator(kind.name, fn)
     return chain
 
 

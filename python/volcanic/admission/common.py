@@ -35,10 +35,10 @@ A field whose value is None (JSON null) counts as absent, as in Go's decoding.
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from fractions import Fraction
+import json
+import re
 from typing import Any, Iterable
 
 from volcanic.kube.openapi import json_type

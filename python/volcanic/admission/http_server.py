@@ -37,8 +37,16 @@ import threading
 import time
 from typing import Any, Callable
 
-from volcanic.admission.http_wire import (Head, Request, Response, WireError, check_request_line, encode,
-                                          head_end, parse_head)
+from volcanic.admission.http_wire import (
+    Head,
+    Request,
+    Response,
+    WireError,
+    check_request_line,
+    encode,
+    head_end,
+    parse_head,
+)
 
 log = logging.getLogger(__name__)
 

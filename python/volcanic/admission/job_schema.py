@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from volcanic.admission.common import MapOf, check_shape, deny, expect, not_supported, required
+from volcanic.admission.common import (
+    MapOf,
+    check_shape,
+    deny,
+    expect,
+    not_supported,
+    required,
+)
 from volcanic.kube.duration import parse_duration
 
 Obj = dict[str, Any]

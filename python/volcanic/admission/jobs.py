@@ -30,7 +30,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from volcanic.admission.chain import AdmissionRequest
-from volcanic.admission.common import dns1123_subdomain_errors, go_list, qualified_name_errors
+from volcanic.admission.common import (
+    dns1123_subdomain_errors,
+    go_list,
+    qualified_name_errors,
+)
 from volcanic.admission.job_defaults import default_job
 from volcanic.admission.job_policies import validate_policies
 from volcanic.admission.job_schema import (
@@ -59,6 +63,7 @@ from volcanic.admission.job_update_rules import (
     validate_update_task_count,
     validate_update_task_min_available,
 )
+from volcanic.kube.kinds import KINDS
 
 Obj = dict[str, Any]
 
@@ -230,7 +235,7 @@ def validate_queue(job: Obj, lister: Any) -> str | None:
     name = spec_of(job).get("queue")
     queue = lister.get("Queue", name) if isinstance(name, str) and name else None
     if queue is None:
-        return f'unable to find job queue: queues.scheduling.volcano.sh "{name}" not found'
+        return f'unable to find job queue: {KINDS["Queue"].not_found(name)}'
     messages = []
     state = (queue.get("status") or {}).get("state") if isinstance(queue.get("status"), dict) else None
     if state != "Open":

@@ -6,8 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from volcanic.admission.common import (deny, dns1123_label_errors, duplicate, invalid, not_supported, quantity,
-                                       required)
+from volcanic.admission.common import (
+    deny,
+    dns1123_label_errors,
+    duplicate,
+    invalid,
+    not_supported,
+    quantity,
+    required,
+)
 from volcanic.kube.quantity import format_quantity, parse_quantity
 
 Obj = dict[str, Any]

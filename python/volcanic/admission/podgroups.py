@@ -20,10 +20,11 @@ from typing import Any
 
 from volcanic.admission.chain import AdmissionRequest
 from volcanic.admission.common import check_shape, expect, invalid
+from volcanic.kube.keys import POD_QUEUE_NAME
+from volcanic.kube.kinds import KINDS
 
 Obj = dict[str, Any]
 
-QUEUE_NAME_ANNOTATION = "scheduling.volcano.sh/queue-name"
 DEFAULT_QUEUE = "default"
 _INT32_MAX = 2 ** 31 - 1
 
@@ -71,7 +72,7 @@ def podgroup_queue_from_namespace(request: AdmissionRequest) -> Obj:
         return obj
     namespace = _get(request, "Namespace", _namespace(obj))
     annotations = _map(_map(_map(namespace).get("metadata")).get("annotations"))
-    queue = annotations.get(QUEUE_NAME_ANNOTATION)
+    queue = annotations.get(POD_QUEUE_NAME)
     if not isinstance(queue, str):
         return obj
     return dict(obj, spec=dict(spec or {}, queue=queue))
@@ -119,7 +120,7 @@ def podgroup_queue_open(request: AdmissionRequest) -> str | None:
         return None
     queue = _get(request, "Queue", name)
     if queue is None:
-        return f'unable to find queue: queue.scheduling.volcano.sh "{name}" not found'
+        return f'unable to find queue: {KINDS["Queue"].not_found(name, plural=False)}'
     state = _map(queue.get("status")).get("state") or ""
     if state != "Open":
         return f"can only submit PodGroup to queue with state `Open`, queue `{name}` status is `{state}`."

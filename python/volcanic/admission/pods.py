@@ -29,13 +29,15 @@ import re
 from typing import Any, Callable, Iterable, Mapping
 
 from volcanic.admission.chain import AdmissionRequest
+from volcanic.kube.keys import (
+    JDB_MAX_UNAVAILABLE,
+    JDB_MIN_AVAILABLE,
+    QUEUE_ALLOCATION_GATE,
+)
 
 Obj = dict[str, Any]
 
-JDB_MIN_AVAILABLE = "volcano.sh/jdb-min-available"
-JDB_MAX_UNAVAILABLE = "volcano.sh/jdb-max-unavailable"
 JDB_KEYS = (JDB_MIN_AVAILABLE, JDB_MAX_UNAVAILABLE)
-QUEUE_ALLOCATION_GATE = "scheduling.volcano.sh/queue-allocation-gate"
 RESOURCE_GROUP_ANNOTATION = "volcano.sh/resource-group"
 FEATURE_GATE = "SchedulingGatesQueueAdmission"
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from volcanic.admission.chain import AdmissionRequest
 from volcanic.admission.common import quantity
+from volcanic.kube.kinds import KINDS
 from volcanic.kube.quantity import format_quantity, parse_quantity
 
 Obj = dict[str, Any]
@@ -78,7 +79,7 @@ def children_of(request: AdmissionRequest, name: str) -> list[Obj]:
 
 def not_found(name: str) -> str:
     """The lister's NotFound error for a queue."""
-    return f'queue.scheduling.volcano.sh "{name}" not found'
+    return KINDS["Queue"].not_found(name, plural=False)
 
 
 def aggregate(errors: list[str]) -> str | None:

@@ -34,7 +34,15 @@ import re
 from typing import Any, Callable, Iterable
 
 from volcanic.admission.chain import AdmissionRequest
-from volcanic.admission.common import MapOf, check_shape, deny, expect, invalid, qualified_name_errors, quantity
+from volcanic.admission.common import (
+    MapOf,
+    check_shape,
+    deny,
+    expect,
+    invalid,
+    qualified_name_errors,
+    quantity,
+)
 from volcanic.admission.queue_readers import (
     add_resource,
     aggregate,

@@ -60,6 +60,7 @@ from typing import Any, Callable
 
 from volcanic.admission.chain import EMPTY_LISTER, AdmissionChain, AdmissionRequest
 from volcanic.kube.errors import AdmissionError
+from volcanic.kube.kinds import ADMITTED, Kind
 from volcanic.kube.objects import clone
 
 log = logging.getLogger(__name__)
@@ -69,15 +70,18 @@ Obj = dict[str, Any]
 API_VERSION = "admission.k8s.io/v1"
 OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")
 # The API group of each kind the chain has rules for.
-GROUPS = {"Job": "batch.volcano.sh", "PodGroup": "scheduling.volcano.sh",
-          "Queue": "scheduling.volcano.sh", "Command": "bus.volcano.sh", "Pod": ""}
-# What Volcano's decoders (pkg/webhooks/schema) say of a review of another resource.
-EXPECTED_RESOURCE = {
-    "Job": "[{batch.volcano.sh v1alpha1 jobs} {batch.volcano.sh v1 jobs}]",
-    "PodGroup": "[{scheduling.volcano.sh v1 podgroups} {scheduling.volcano.sh v1beta1 podgroups}]",
-    "Queue": "[{scheduling.volcano.sh v1 queues} {scheduling.volcano.sh v1beta1 queues}]",
-    "Pod": "{ v1 pods}",
-}
+GROUPS = {k.name: k.group for k in ADMITTED}
+
+
+def _expected(kind: Kind) -> str:
+    """What Volcano's decoders (pkg/webhooks/schema) say of a review of another resource: the
+    group/version/resources they accept."""
+    if not kind.admission.decoded:
+        return f"{{{kind.group} {kind.version} {kind.plural}}}"
+    return "[" + " ".join(f"{{{kind.group} {v} {kind.plural}}}" for v in kind.admission.decoded) + "]"
+
+
+EXPECTED_RESOURCE = {k.name: _expected(k) for k in ADMITTED if k.admission.webhook}
 # Deeper than any Kubernetes object nests (a Job's pod template is about 15 levels), and the
 # limit the scheduler's own decoder applies to objects; bounds the recursion of the rules and
 # of the diff.

@@ -43,9 +43,8 @@ import ssl
 import threading
 from typing import Any, Callable, Iterable
 
-from volcanic.admission import AdmissionConf
+from volcanic.admission import AdmissionConf, volcano_chain
 from volcanic.admission import review as codec
-from volcanic.admission import volcano_chain
 from volcanic.admission.chain import EMPTY_LISTER, AdmissionChain
 from volcanic.admission.http_server import HttpServer, Limits
 from volcanic.admission.http_wire import REASONS, Request, Response

@@ -27,8 +27,14 @@ import threading
 import time
 from typing import Any
 
+from volcanic.kube.keys import JOB_API_VERSION
+from volcanic.kube.kinds import KINDS
+
 # preset -> (jobs, client threads); every job is two reviews.
 ADMISSION_PRESETS = {"admission": (2_000, 4)}
+
+
+JOB = KINDS["Job"]
 
 
 def typical_job(i: int) -> dict[str, Any]:
@@ -48,7 +54,7 @@ def typical_job(i: int) -> dict[str, Any]:
                 "volumeMounts": [{"name": "data", "mountPath": "/data"}]}],
                 "volumes": [{"name": "data", "emptyDir": {}}]}}}
 
-    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+    return {"apiVersion": JOB_API_VERSION, "kind": "Job",
             "metadata": {"name": f"tf-mnist-{i:06d}", "namespace": "default",
                          "labels": {"team": "ml", "bench": "admission"}},
             "spec": {"plugins": {"env": [], "svc": []},
@@ -59,8 +65,8 @@ def typical_job(i: int) -> dict[str, Any]:
 
 def review(uid: str, operation: str, obj: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "request": {"uid": uid, "kind": {"group": "batch.volcano.sh", "version": "v1alpha1", "kind": "Job"},
-                        "resource": {"group": "batch.volcano.sh", "version": "v1alpha1", "resource": "jobs"},
+            "request": {"uid": uid, "kind": {"group": JOB.group, "version": JOB.version, "kind": "Job"},
+                        "resource": {"group": JOB.group, "version": JOB.version, "resource": JOB.plural},
                         "name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"],
                         "operation": operation, "userInfo": {"username": "bench"},
                         "object": obj, "oldObject": None, "dryRun": False}}

@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from volcanic.bench.synth import NODE_SHAPES
+from volcanic.kube.keys import JOB_API_VERSION, SCHEDULING_API_VERSION
 
 # preset -> (nodes, jobs, pods per job, queues, arrival window s, (min, max) duration s)
 E2E_PRESETS = {
@@ -33,7 +34,7 @@ def _node(i: int, rng: random.Random) -> dict[str, Any]:
 
 def _job(j: int, pods: int, queues: int, durations: tuple[int, int], rng: random.Random) -> dict[str, Any]:
     cpu = rng.choice(CPU_REQUESTS)
-    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+    return {"apiVersion": JOB_API_VERSION, "kind": "Job",
             "metadata": {"name": f"job-{j:05d}", "namespace": f"team-{j % queues}"},
             "spec": {"minAvailable": pods, "queue": f"queue-{j % queues}",
                      "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
@@ -54,7 +55,7 @@ def run_e2e(preset: str, seed: int = 1, conf: Any = None) -> dict[str, Any]:
     start = time.perf_counter()
     c = Cluster(conf)
     c.apply([_node(i, rng) for i in range(n_nodes)])
-    c.apply([{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": f"queue-{q}"},
+    c.apply([{"apiVersion": SCHEDULING_API_VERSION, "kind": "Queue", "metadata": {"name": f"queue-{q}"},
               "spec": {"weight": q + 1, "reclaimable": True}} for q in range(queues)])
     for j in range(n_jobs):
         c.run(j * window / n_jobs - c.now)

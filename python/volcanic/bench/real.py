@@ -30,6 +30,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from volcanic.kube.keys import JOB_API_VERSION
 from volcanic.kube.store import Watch
 from volcanic.real.client import KubeClient
 from volcanic.real.devcluster.cluster import KWOK_TOLERATION, DevCluster, kwok_node
@@ -45,7 +46,7 @@ NAMESPACE = "gang-bench"  # a run's namespace is NAMESPACE-<n>, new for each run
 
 
 def gang_job(i: int, namespace: str) -> dict[str, Any]:
-    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+    return {"apiVersion": JOB_API_VERSION, "kind": "Job",
             "metadata": {"name": f"gang-{i:04d}", "namespace": namespace},
             "spec": {"schedulerName": "volcano", "queue": "default", "minAvailable": REPLICAS,
                      "tasks": [{"name": "task", "replicas": REPLICAS, "template": {"spec": {

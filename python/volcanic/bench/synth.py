@@ -5,12 +5,14 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from volcanic.kube.clock import EPOCH, rfc3339
+from volcanic.kube.keys import SCHEDULING_API_VERSION
+
 # (cpu, memory, gpus) of the node shapes, drawn with equal probability.
 NODE_SHAPES = [("16", "64Gi", 0), ("32", "128Gi", 0), ("64", "256Gi", 0), ("32", "256Gi", 8)]
 # (cpu, memory, gpus) per task of the job shapes.
 TASK_SHAPES = [("500m", "1Gi", 0), ("1", "2Gi", 0), ("2", "4Gi", 0), ("4", "16Gi", 0), ("4", "32Gi", 1)]
 PRIORITY_CLASSES = [("low", 10), ("normal", 100), ("high", 1000)]
-EPOCH = "2024-01-01T00:00:"
 
 
 def _node(i: int, rng: random.Random) -> dict[str, Any]:
@@ -28,9 +30,9 @@ def _job(j: int, tasks: int, queues: int, rng: random.Random) -> list[dict[str, 
     cpu, mem, gpus = rng.choice(TASK_SHAPES)
     ns = f"ns-{j % 20}"
     name = f"job-{j:06d}"
-    created = f"{EPOCH}{j % 60:02d}Z"
+    created = rfc3339(EPOCH + j % 60)
     min_member = tasks if rng.random() < 0.7 else tasks // 2
-    pg = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+    pg = {"apiVersion": SCHEDULING_API_VERSION, "kind": "PodGroup",
           "metadata": {"name": name, "namespace": ns, "uid": f"uid-{name}", "creationTimestamp": created},
           "spec": {"minMember": min_member, "queue": f"queue-{j % queues}",
                    "priorityClassName": rng.choice(PRIORITY_CLASSES)[0]},
@@ -61,7 +63,7 @@ def synthetic_cluster(nodes: int, pods: int, *, seed: int = 1, tasks_per_job: in
         objs.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                      "metadata": {"name": name}, "value": value})
     for q in range(queues):
-        objs.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+        objs.append({"apiVersion": SCHEDULING_API_VERSION, "kind": "Queue",
                      "metadata": {"name": f"queue-{q}"}, "spec": {"weight": q + 1, "reclaimable": True},
                      "status": {"state": "Open"}})
     objs.extend(_node(i, rng) for i in range(nodes))

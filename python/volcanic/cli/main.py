@@ -10,8 +10,17 @@ from typing import Any, Sequence
 
 import yaml
 
-from volcanic.cli.kube import (add_commands, add_feature_gates_flag, add_kube_api_flags, add_limit_flags,
-                               admission_conf, cmd_cluster_webhook, kubeconfig_flag, positive_int, webhook_limits)
+from volcanic.cli.kube import (
+    add_commands,
+    add_feature_gates_flag,
+    add_kube_api_flags,
+    add_limit_flags,
+    admission_conf,
+    cmd_cluster_webhook,
+    kubeconfig_flag,
+    positive_int,
+    webhook_limits,
+)
 from volcanic.cli.simulate import add_simulate
 from volcanic.cluster.cluster import documents
 from volcanic.errors import AdmissionError, ConfigError, InvalidObject, PluginError

@@ -9,9 +9,7 @@ from __future__ import annotations
 import heapq
 from typing import Callable
 
-from volcanic.kube.clock import Timer
-
-EPOCH = 1704067200.0  # 2024-01-01T00:00:00Z
+from volcanic.kube.clock import EPOCH, Timer
 
 
 class VirtualClock:

@@ -14,6 +14,8 @@ import math
 import os
 from typing import Any, Iterable
 
+import yaml
+
 from volcanic.admission import AdmissionConf, volcano_chain
 from volcanic.admission.chain import AdmissionChain
 from volcanic.cluster.api import EmbeddedApi
@@ -27,7 +29,6 @@ from volcanic.kube.informers import Informers
 from volcanic.kube.kinds import KINDS, kind_named
 from volcanic.kube.objects import Obj, clone, describe
 from volcanic.scheduler.loop import SchedulerLoop
-import yaml
 
 SCHEDULER_NAME = "volcano"
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from typing import Hashable
 
-from volcanic.kube.duration import parse_duration
-from volcanic.kube.events import Recorder
 from volcanic.controllers.runtime import Context, Controller
 from volcanic.kube.clock import Timer, rfc3339
+from volcanic.kube.duration import parse_duration
+from volcanic.kube.events import Recorder
 from volcanic.kube.informers import Handler
 
 START_DELAY = "volcanic/sim-start-delay"

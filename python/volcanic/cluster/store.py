@@ -25,8 +25,7 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import Any, Callable, Iterable
 
-from volcanic.cluster.clock import EPOCH
-from volcanic.kube.clock import rfc3339
+from volcanic.kube.clock import EPOCH, rfc3339
 from volcanic.kube.errors import AlreadyExists, Conflict, InvalidObject, NotFound
 from volcanic.kube.kinds import KINDS, Kind, kind_named
 from volcanic.kube.objects import Key, Obj, clone

@@ -38,25 +38,25 @@ from __future__ import annotations
 import re
 from typing import Any, Hashable
 
-from volcanic.kube import quantity
 from volcanic.controllers.events import controller_manager_recorder
-from volcanic.controllers.keys import (
+from volcanic.controllers.runtime import Context, Controller
+from volcanic.kube import quantity
+from volcanic.kube.errors import AdmissionError, InvalidObject, NotFound, StoreError
+from volcanic.kube.informers import Handler
+from volcanic.kube.keys import (
     COOLDOWN_TIME,
+    GROUP_MIN_MEMBER,
     GROUP_NAME,
     JDB_MAX_UNAVAILABLE,
     JDB_MIN_AVAILABLE,
+    POD_QUEUE_NAME,
     PREEMPTABLE,
     REVOCABLE_ZONE,
     SCHEDULING_API_VERSION,
 )
-from volcanic.controllers.runtime import Context, Controller
-from volcanic.kube.errors import AdmissionError, InvalidObject, NotFound, StoreError
-from volcanic.kube.informers import Handler
 from volcanic.kube.kinds import KINDS
 from volcanic.kube.objects import Obj, clone
 
-MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
-QUEUE_NAME = "scheduling.volcano.sh/queue-name"  # a pod's queue (not the job's volcano.sh/queue-name)
 PG_PREFIX = "podgroup-"
 ANNOTATION_PREFIX = "volcano.sh/"
 TOPOLOGY_MODE = "volcano.sh/network-topology-mode"
@@ -356,7 +356,7 @@ class PodGroupController(Controller):
         pod_labels = meta.get("labels") or {}
         owner_annotations = self._owner_annotations(pod) if self.inherit_owner_annotations else {}
         min_member = self._min_member(owner_annotations)
-        spec: Obj = {"minMember": min_member, "queue": pod_annotations.get(QUEUE_NAME) or "default"}
+        spec: Obj = {"minMember": min_member, "queue": pod_annotations.get(POD_QUEUE_NAME) or "default"}
         if (pod.get("spec") or {}).get("priorityClassName"):
             spec["priorityClassName"] = pod["spec"]["priorityClassName"]
         spec["minResources"] = min_resources(pod, min_member)
@@ -400,7 +400,7 @@ class PodGroupController(Controller):
     @staticmethod
     def _min_member(owner_annotations: dict[str, str]) -> int:
         """getMinMemberFromUpperRes: a bad or negative value leaves 1."""
-        value = owner_annotations.get(MIN_MEMBER)
+        value = owner_annotations.get(GROUP_MIN_MEMBER)
         if value is None:
             return 1
         try:

@@ -31,11 +31,12 @@ from __future__ import annotations
 from typing import Hashable
 
 from volcanic.controllers.events import controller_manager_recorder
-from volcanic.controllers.keys import SCHEDULING_API_VERSION
 from volcanic.controllers.runtime import Context, Controller
 from volcanic.kube.errors import NotFound, StoreError
 from volcanic.kube.informers import Handler
+from volcanic.kube.kinds import KINDS
 from volcanic.kube.objects import Obj, clone
+from volcanic.kube.queues import default_queues
 from volcanic.kube.store import Store
 
 OPEN, CLOSED, CLOSING, UNKNOWN = "Open", "Closed", "Closing", "Unknown"
@@ -53,15 +54,13 @@ class QueueError(Exception):
 
 
 def ensure_default_queues(store: Store) -> None:
-    """Creates queues root and default, Open, if they are missing (the scheduler cache's
-    newDefaultAndRootQueue, plus the Open state the queue controller would give them)."""
-    specs = {"root": {"weight": 1, "reclaimable": False},
-             "default": {"weight": 1, "reclaimable": True, "parent": "root"}}
-    for name, spec in specs.items():
-        if store.get("Queue", name) is not None:
+    """Creates queues root and default (volcanic.kube.queues), Open, if they are missing (the
+    scheduler cache's newDefaultAndRootQueue, plus the Open state the queue controller would
+    give them)."""
+    for queue in default_queues():
+        if store.get("Queue", queue["metadata"]["name"]) is not None:
             continue
-        q = store.create({"apiVersion": SCHEDULING_API_VERSION, "kind": "Queue",
-                          "metadata": {"name": name}, "spec": spec})
+        q = store.create(queue)
         store.update_status(dict(q, status={"state": OPEN, "allocated": {}}))
 
 
@@ -274,7 +273,7 @@ class QueueController(Controller):
         parent_name = self._parent_of(q)
         parent = self.ctx.lister.get("Queue", parent_name)
         if parent is None:
-            raise QueueError(f'queue.scheduling.volcano.sh "{parent_name}" not found')
+            raise QueueError(KINDS["Queue"].not_found(parent_name, plural=False))
         parent_state, state = _state(parent), _state(q)
         if parent_state in (CLOSED, CLOSING):
             if state not in (CLOSED, CLOSING):
@@ -290,7 +289,7 @@ class QueueController(Controller):
             parent = self.ctx.lister.get("Queue", parent_name)
             if parent is None:
                 raise QueueError(f"Failed to get parent queue {parent_name} of queue {name}: "
-                                 f'queue.scheduling.volcano.sh "{parent_name}" not found')
+                                 + KINDS["Queue"].not_found(parent_name, plural=False))
             if _state(parent) in (CLOSING, CLOSED):
                 raise QueueError(f"Failed to open queue {name} because its parent queue {parent_name} "
                                  "is closing or closed. Open the parent queue first.")

@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Hashable, Iterable
 
-from volcanic.controllers import keys
+from volcanic.kube import keys
 from volcanic.kube.clock import Clock
 from volcanic.kube.errors import StoreError
 from volcanic.kube.informers import Handler, Indexes, Informers, Lister
@@ -36,8 +36,8 @@ def _restarted_task_of_pod(pod: Obj) -> list[str]:
 
 
 def _restarted(status: Obj) -> bool:
-    for field in ("initContainerStatuses", "containerStatuses"):
-        for c in status.get(field) or ():
+    for statuses in ("initContainerStatuses", "containerStatuses"):
+        for c in status.get(statuses) or ():
             restarts = c.get("restartCount")
             if isinstance(restarts, int) and restarts > 0:
                 return True

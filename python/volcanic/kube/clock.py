@@ -13,6 +13,10 @@ import functools
 import time
 from typing import Callable, Protocol
 
+# Where the embedded cluster's virtual clock starts (2024-01-01T00:00:00Z), so that a
+# cluster's history, a fill and a synthetic benchmark are the same on every run.
+EPOCH = 1704067200.0
+
 
 class Timer:
     """Work due at a time; cancel() makes it a no-op. Timers due at the same time run in the

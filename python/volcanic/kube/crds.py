@@ -28,7 +28,12 @@ from typing import Any
 
 from volcanic.kube.errors import InvalidObject
 from volcanic.kube.kinds import KINDS
-from volcanic.kube.openapi import SchemaNode, compile_schema, schema_errors, with_defaults
+from volcanic.kube.openapi import (
+    SchemaNode,
+    compile_schema,
+    schema_errors,
+    with_defaults,
+)
 
 Obj = dict[str, Any]
 

@@ -1,10 +1,45 @@
-"""The kinds volcanic reads and writes, and how each behaves on an API server."""
+"""The kinds volcanic reads and writes, and how each behaves on an API server: the one table
+from which the CRDs `volcanic install` applies, the webhook registrations and the admission
+routing are made (volcanic.real.manifests, volcanic.real.registrations, volcanic.admission).
+Adding a kind is one entry here, plus its schema (kube/crds.py) and its rules."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from volcanic.kube.errors import InvalidObject
+
+# Volcano's API groups: the kinds in them are Volcano's CRDs.
+BATCH, SCHEDULING, BUS = "batch.volcano.sh", "scheduling.volcano.sh", "bus.volcano.sh"
+VOLCANO_GROUPS = (BATCH, SCHEDULING, BUS)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A CRD printer column (what `kubectl get` shows)."""
+
+    name: str
+    path: str
+    type: str = "string"
+    priority: int = 0
+
+
+AGE = Column("AGE", ".metadata.creationTimestamp", "date")
+
+
+@dataclass(frozen=True)
+class Admission:
+    """The operations Volcano's webhooks are registered for, per phase (its chart's
+    installer/helm/chart/volcano/templates/webhooks.yaml): the API server calls a rule only for
+    those, and so does the embedded cluster. `webhook`: whether Volcano registers a webhook
+    (volcanic also checks Commands, which have none, in the embedded cluster). `decoded`: the
+    versions Volcano's webhook decoders accept (pkg/webhooks/schema), in the order its message
+    for another resource lists them."""
+
+    mutate: tuple[str, ...]
+    validate: tuple[str, ...]
+    webhook: bool = True
+    decoded: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -20,10 +55,22 @@ class Kind:
     status_subresource: bool = False
     # What the API server puts in status on create.
     initial_status: tuple[tuple[str, str], ...] = ()
+    short_names: tuple[str, ...] = ()  # of a CRD
+    columns: tuple[Column, ...] = ()   # of a CRD
+    admission: Admission | None = None  # Volcano's admission rules for the kind, if any
 
     @property
     def group(self) -> str:
         return self.api_version.rpartition("/")[0]
+
+    @property
+    def version(self) -> str:
+        return self.api_version.rpartition("/")[2]
+
+    @property
+    def crd(self) -> bool:
+        """One of Volcano's custom resources (volcanic install creates its CRD)."""
+        return self.group in VOLCANO_GROUPS
 
     def path(self, namespace: str | None = None, name: str | None = None) -> str:
         """The REST path of the collection (or of one object when `name` is given)."""
@@ -31,11 +78,18 @@ class Kind:
         where = f"/namespaces/{namespace}" if self.namespaced and namespace else ""
         return f"{prefix}{where}/{self.plural}" + (f"/{name}" if name else "")
 
+    def not_found(self, name: str, plural: bool = True) -> str:
+        """The API server's NotFound message ('queues.scheduling.volcano.sh "q" not found';
+        Volcano's listers name the resource in the singular)."""
+        resource = self.plural if plural else self.name.lower()
+        return f'{resource}.{self.group} "{name}" not found' if self.group else f'{resource} "{name}" not found'
+
 
 KINDS = {k.name: k for k in [
     Kind("Namespace", "v1", "namespaces", namespaced=False),
     Kind("Node", "v1", "nodes", namespaced=False),
-    Kind("Pod", "v1", "pods", status_subresource=True, initial_status=(("phase", "Pending"),)),
+    Kind("Pod", "v1", "pods", status_subresource=True, initial_status=(("phase", "Pending"),),
+         admission=Admission(("CREATE",), ("CREATE",))),
     Kind("Service", "v1", "services"),
     Kind("ConfigMap", "v1", "configmaps"),
     Kind("Secret", "v1", "secrets"),
@@ -52,11 +106,21 @@ KINDS = {k.name: k for k in [
     # Read by the PodGroup controller (WorkLoadSupport); their controllers are Kubernetes'.
     Kind("ReplicaSet", "apps/v1", "replicasets", status_subresource=True),
     Kind("StatefulSet", "apps/v1", "statefulsets", status_subresource=True),
-    Kind("Job", "batch.volcano.sh/v1alpha1", "jobs", status_subresource=True),
-    Kind("PodGroup", "scheduling.volcano.sh/v1beta1", "podgroups"),
-    Kind("Queue", "scheduling.volcano.sh/v1beta1", "queues", namespaced=False, status_subresource=True),
-    Kind("Command", "bus.volcano.sh/v1alpha1", "commands"),
+    Kind("Job", f"{BATCH}/v1alpha1", "jobs", status_subresource=True, short_names=("vcjob", "vj"),
+         columns=(Column("STATUS", ".status.state.phase"), Column("minAvailable", ".status.minAvailable", "integer"),
+                  Column("RUNNINGS", ".status.running", "integer"), AGE, Column("QUEUE", ".spec.queue", priority=1)),
+         admission=Admission(("CREATE",), ("CREATE", "UPDATE"), decoded=("v1alpha1", "v1"))),
+    Kind("Command", f"{BUS}/v1alpha1", "commands", admission=Admission(("CREATE",), ("CREATE",), webhook=False)),
+    Kind("PodGroup", f"{SCHEDULING}/v1beta1", "podgroups", short_names=("pg", "podgroup-v1beta1"),
+         columns=(Column("STATUS", ".status.phase"), Column("minMember", ".spec.minMember", "integer"),
+                  Column("RUNNINGS", ".status.running", "integer"), AGE, Column("QUEUE", ".spec.queue", priority=1)),
+         admission=Admission(("CREATE",), ("CREATE",), decoded=("v1", "v1beta1"))),
+    Kind("Queue", f"{SCHEDULING}/v1beta1", "queues", namespaced=False, status_subresource=True,
+         short_names=("q", "queue-v1beta1"), columns=(Column("PARENT", ".spec.parent"),),
+         admission=Admission(("CREATE",), ("CREATE", "UPDATE", "DELETE"), decoded=("v1", "v1beta1"))),
 ]}
+# The kinds Volcano's admission has rules for, in the order the chain is built.
+ADMITTED = tuple(k for k in KINDS.values() if k.admission is not None)
 
 
 def kind_named(name: str) -> Kind:

@@ -47,7 +47,8 @@ def install(client: KubeClient, all_components: bool = False, log: Callable[[str
     applied = []
     for obj in manifests(all_components, **options):
         if obj["kind"] == "Queue":
-            wait_established(client, "queues.scheduling.volcano.sh")
+            queues = KINDS["Queue"]
+            wait_established(client, f"{queues.plural}.{queues.group}")
         applied.append(apply(client, obj))
         log(f"applied {obj['kind']} {obj['metadata'].get('namespace', '') and obj['metadata']['namespace'] + '/'}"
             f"{obj['metadata']['name']}")

@@ -19,8 +19,8 @@ import logging
 import socket
 import threading
 import time
-import uuid
 from typing import Callable
+import uuid
 
 from volcanic.kube.clock import rfc3339_micro
 from volcanic.kube.errors import NotFound, StoreError

@@ -18,7 +18,8 @@ import copy
 from typing import Any
 
 from volcanic.kube.crds import SCHEMAS
-from volcanic.kube.kinds import KINDS
+from volcanic.kube.kinds import BATCH, BUS, KINDS, SCHEDULING, Column, Kind
+from volcanic.kube.queues import default_queues
 
 NAMESPACE = "volcano-system"
 COMPONENTS = ("scheduler", "controller-manager", "webhook")
@@ -26,45 +27,31 @@ COMPONENTS = ("scheduler", "controller-manager", "webhook")
 Obj = dict[str, Any]
 
 
-def _column(name: str, path: str, kind: str = "string", priority: int = 0) -> Obj:
-    col = {"name": name, "jsonPath": path, "type": kind}
-    return dict(col, priority=priority) if priority else col
-
-
-AGE = _column("AGE", ".metadata.creationTimestamp", "date")
-
-
-def _crd(group: str, version: str, kind: str, plural: str, short: list[str], namespaced: bool,
-         columns: list[Obj]) -> Obj:
+def _crd(kind: Kind) -> Obj:
     """A CRD whose schema is the kind's in volcanic.kube.crds, the table the embedded cluster
     validates with too."""
-    names = {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": kind.lower()}
-    if short:
-        names["shortNames"] = short
-    served: Obj = {"name": version, "served": True, "storage": True,
-                   "schema": {"openAPIV3Schema": copy.deepcopy(SCHEMAS[kind])}}
-    if KINDS[kind].status_subresource:
+    names = {"kind": kind.name, "listKind": f"{kind.name}List", "plural": kind.plural, "singular": kind.name.lower()}
+    if kind.short_names:
+        names["shortNames"] = list(kind.short_names)
+    served: Obj = {"name": kind.version, "served": True, "storage": True,
+                   "schema": {"openAPIV3Schema": copy.deepcopy(SCHEMAS[kind.name])}}
+    if kind.status_subresource:
         served["subresources"] = {"status": {}}
-    if columns:
-        served["additionalPrinterColumns"] = columns
+    if kind.columns:
+        served["additionalPrinterColumns"] = [_column(c) for c in kind.columns]
     return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"{plural}.{group}"},
-            "spec": {"group": group, "names": names, "scope": "Namespaced" if namespaced else "Cluster",
+            "metadata": {"name": f"{kind.plural}.{kind.group}"},
+            "spec": {"group": kind.group, "names": names, "scope": "Namespaced" if kind.namespaced else "Cluster",
                      "versions": [served]}}
 
 
+def _column(c: Column) -> Obj:
+    col = {"name": c.name, "jsonPath": c.path, "type": c.type}
+    return dict(col, priority=c.priority) if c.priority else col
+
+
 def crds() -> list[Obj]:
-    return [
-        _crd("batch.volcano.sh", "v1alpha1", "Job", "jobs", ["vcjob", "vj"], True,
-             [_column("STATUS", ".status.state.phase"), _column("minAvailable", ".status.minAvailable", "integer"),
-              _column("RUNNINGS", ".status.running", "integer"), AGE, _column("QUEUE", ".spec.queue", priority=1)]),
-        _crd("bus.volcano.sh", "v1alpha1", "Command", "commands", [], True, []),
-        _crd("scheduling.volcano.sh", "v1beta1", "PodGroup", "podgroups", ["pg", "podgroup-v1beta1"], True,
-             [_column("STATUS", ".status.phase"), _column("minMember", ".spec.minMember", "integer"),
-              _column("RUNNINGS", ".status.running", "integer"), AGE, _column("QUEUE", ".spec.queue", priority=1)]),
-        _crd("scheduling.volcano.sh", "v1beta1", "Queue", "queues", ["q", "queue-v1beta1"], False,
-             [_column("PARENT", ".spec.parent")]),
-    ]
+    return [_crd(k) for k in KINDS.values() if k.crd]
 
 
 def _rule(groups: list[str], resources: list[str], verbs: list[str]) -> Obj:
@@ -73,7 +60,6 @@ def _rule(groups: list[str], resources: list[str], verbs: list[str]) -> Obj:
 
 READ = ["get", "list", "watch"]
 WRITE = ["get", "list", "watch", "create", "update", "patch", "delete"]
-VC_BATCH, VC_SCHED, VC_BUS = "batch.volcano.sh", "scheduling.volcano.sh", "bus.volcano.sh"
 LEASES = _rule(["coordination.k8s.io"], ["leases"], ["get", "create", "update"])
 EVENTS = _rule(["", "events.k8s.io"], ["events"], ["create", "patch", "update"])
 
@@ -86,21 +72,21 @@ RULES: dict[str, list[Obj]] = {
         _rule([""], ["persistentvolumes", "persistentvolumeclaims"], READ + ["update", "patch"]),
         _rule(["storage.k8s.io"], ["storageclasses"], READ),
         _rule([""], ["pods/status"], ["update", "patch"]), _rule([""], ["nodes", "namespaces"], READ),
-        _rule(["scheduling.k8s.io"], ["priorityclasses"], READ), _rule([VC_SCHED], ["podgroups", "queues"], READ),
-        _rule([VC_SCHED], ["podgroups"], ["update", "patch"]), _rule([VC_SCHED], ["queues/status"], ["update", "patch"]),
+        _rule(["scheduling.k8s.io"], ["priorityclasses"], READ), _rule([SCHEDULING], ["podgroups", "queues"], READ),
+        _rule([SCHEDULING], ["podgroups"], ["update", "patch"]), _rule([SCHEDULING], ["queues/status"], ["update", "patch"]),
         LEASES, EVENTS],
     # job, PodGroup, queue and GC controllers, job plugins (svc, ssh, PVCs), Commands.
     "controller-manager": [
-        _rule([VC_BATCH], ["jobs"], WRITE), _rule([VC_BATCH], ["jobs/status", "jobs/finalizers"], ["update", "patch"]),
-        _rule([VC_BUS], ["commands"], READ + ["delete"]), _rule([VC_SCHED], ["podgroups", "queues"], WRITE),
-        _rule([VC_SCHED], ["queues/status"], ["update", "patch"]),
+        _rule([BATCH], ["jobs"], WRITE), _rule([BATCH], ["jobs/status", "jobs/finalizers"], ["update", "patch"]),
+        _rule([BUS], ["commands"], READ + ["delete"]), _rule([SCHEDULING], ["podgroups", "queues"], WRITE),
+        _rule([SCHEDULING], ["queues/status"], ["update", "patch"]),
         _rule([""], ["pods", "services", "configmaps", "secrets", "persistentvolumeclaims"], WRITE),
         _rule(["networking.k8s.io"], ["networkpolicies"], WRITE), _rule([""], ["namespaces", "nodes"], READ),
         _rule(["scheduling.k8s.io"], ["priorityclasses"], READ), _rule(["apps"], ["replicasets", "statefulsets"], READ),
         _rule(["apiextensions.k8s.io"], ["customresourcedefinitions"], READ), LEASES, EVENTS],
     # Admission reads what Volcano's rules read, and registers its webhook configurations.
     "webhook": [
-        _rule([VC_SCHED], ["queues", "podgroups"], READ), _rule([VC_BATCH], ["jobs"], READ),
+        _rule([SCHEDULING], ["queues", "podgroups"], READ), _rule([BATCH], ["jobs"], READ),
         _rule([""], ["namespaces", "pods"], READ), _rule(["scheduling.k8s.io"], ["priorityclasses"], READ),
         _rule(["admissionregistration.k8s.io"], ["mutatingwebhookconfigurations",
                                                  "validatingwebhookconfigurations"], WRITE), EVENTS],
@@ -124,18 +110,13 @@ def rbac() -> list[Obj]:
     return out
 
 
-def queues() -> list[Obj]:
-    return [{"apiVersion": f"{VC_SCHED}/v1beta1", "kind": "Queue", "metadata": {"name": name},
-             "spec": {"weight": 1, "reclaimable": True}} for name in ("root", "default")]
-
-
 def namespace() -> Obj:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
 
 
 def manifests(all_components: bool = False, image: str = "volcanic:latest", scheduler_conf: str | None = None) -> list[Obj]:
     """Everything install applies, in the order it must be applied."""
-    out = [namespace(), *crds(), *rbac(), *queues()]
+    out = [namespace(), *crds(), *rbac(), *default_queues()]
     if all_components:
         from volcanic.real.deployments import deployments
         out += deployments(image, scheduler_conf)

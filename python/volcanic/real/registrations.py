@@ -21,6 +21,7 @@ from typing import Any
 
 from volcanic.admission import OPERATIONS
 from volcanic.kube.errors import Conflict, NotFound
+from volcanic.kube.kinds import ADMITTED
 from volcanic.real.client import KubeClient
 from volcanic.real.install import apply, path_of
 from volcanic.real.manifests import NAMESPACE
@@ -32,11 +33,9 @@ Obj = dict[str, Any]
 # path -> (webhook name, group, version, resource, operations), the operations being those
 # the embedded admission chain calls the path's rules for.
 WEBHOOKS: dict[str, tuple[str, str, str, str, tuple[str, ...]]] = {
-    f"/{resource}/{phase}": (f"{phase}{kind.lower()}.volcano.sh", group, version, resource, OPERATIONS[(kind, phase)])
-    for kind, group, version, resource in (("Job", "batch.volcano.sh", "v1alpha1", "jobs"),
-                                           ("Queue", "scheduling.volcano.sh", "v1beta1", "queues"),
-                                           ("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups"),
-                                           ("Pod", "", "v1", "pods"))
+    f"/{kind.plural}/{phase}": (f"{phase}{kind.name.lower()}.volcano.sh", kind.group, kind.version, kind.plural,
+                                OPERATIONS[(kind.name, phase)])
+    for kind in ADMITTED if kind.admission.webhook
     for phase in ("mutate", "validate")
 }
 

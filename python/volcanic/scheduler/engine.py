@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 import gc
 import time
-from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from volcanic import _core
@@ -17,7 +17,6 @@ SCHEDULER_KINDS = frozenset({"Node", "Pod", "PodGroup", "Queue", "PriorityClass"
 # Volcano's feature gate (pkg/features/volcano_features.go) behind Decisions.ungate, and the
 # scheduling gate (and opt-in annotation) it lifts.
 QUEUE_ALLOCATION_FEATURE = "SchedulingGatesQueueAdmission"
-QUEUE_ALLOCATION_GATE = "scheduling.volcano.sh/queue-allocation-gate"
 
 
 @dataclass

@@ -71,11 +71,12 @@ from volcanic.kube.clock import Clock, Timer, rfc3339
 from volcanic.kube.errors import StoreError
 from volcanic.kube.events import Recorder
 from volcanic.kube.informers import Handler, Informers
+from volcanic.kube.keys import QUEUE_ALLOCATION_GATE
 from volcanic.kube.objects import Key, describe, key_of
 from volcanic.kube.status_writes import StatusWrite, StatusWrites
 from volcanic.kube.store import Store
 from volcanic.scheduler.conf import load_conf
-from volcanic.scheduler.engine import QUEUE_ALLOCATION_GATE, SCHEDULER_KINDS, Decisions, Scheduler
+from volcanic.scheduler.engine import SCHEDULER_KINDS, Decisions, Scheduler
 from volcanic.scheduler.plugins import without_unknown_plugins
 from volcanic.scheduler.volume_binds import VolumeBinds
 

@@ -21,13 +21,12 @@ import random
 import time
 from typing import Any, Callable, Iterator
 
+from volcanic.kube.clock import EPOCH, rfc3339
 from volcanic.scheduler import Scheduler
 from volcanic.sim.fragmentation import Ledger, Shape, pod_shape, typical_shapes
-from volcanic.sim.trace import CARDS_OF_POD, VGPU_REGISTER, Obj, Trace
-from volcanic.kube.clock import rfc3339
 from volcanic.sim.frames import write_table
+from volcanic.sim.trace import CARDS_OF_POD, VGPU_REGISTER, Obj, Trace
 
-START = 1_704_067_200.0  # the embedded clock's start, 2024-01-01: one pod a second from there
 CURVE_COLUMNS = ("pods", "arrived", "allocated", "fragmented")
 
 
@@ -67,7 +66,7 @@ def fill(trace: Trace, conf: Any = None, seed: int | None = None, until: float =
     run = Fill(trace.name)
     arrived = 0.0
     for chunk in _batches(_arrivals(pods, until * ledger.capacity / 100), batch):
-        for (pod, gpus, shape), node in zip(chunk, _place(scheduler, [p for p, _, _ in chunk], START + run.pods_total)):
+        for (pod, gpus, shape), node in zip(chunk, _place(scheduler, [p for p, _, _ in chunk], EPOCH + run.pods_total)):
             arrived += gpus
             run.pods_total += 1
             if node:

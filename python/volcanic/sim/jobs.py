@@ -13,6 +13,7 @@ from typing import Any
 
 from volcanic.cluster.cluster import documents
 from volcanic.errors import InvalidObject
+from volcanic.kube.keys import JOB_API_VERSION
 from volcanic.kube.quantity import parse_quantity
 from volcanic.sim.trace import Arrival, Obj, Trace, line_of
 
@@ -83,7 +84,7 @@ def _arrival(job: dict, where: str) -> Arrival:
         spec["priorityClassName"] = str(job["priority"])
     gpus = sum(s["replicas"] * float(parse_quantity(
         s["template"]["spec"]["containers"][0]["resources"]["requests"].get(GPU, 0))[0]) for s in specs)
-    obj = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+    obj = {"apiVersion": JOB_API_VERSION, "kind": "Job",
            "metadata": {"name": name, "namespace": str(job.get("namespace") or "default")}, "spec": spec}
     return Arrival(arrival, (obj,), pods, gpus)
 

@@ -9,16 +9,16 @@ set ttlSecondsAfterFinished: 0), so the cluster holds only live work however lon
 
 from __future__ import annotations
 
-import gc
 from dataclasses import dataclass, field
 from functools import partial
+import gc
 import time
 from typing import Any, Callable
 
 from volcanic.cluster import Cluster
-from volcanic.controllers.keys import GROUP_NAME, QUEUE_NAME as JOB_QUEUE_NAME
-from volcanic.controllers.podgroup import QUEUE_NAME as POD_QUEUE_NAME
 from volcanic.kube.informers import Handler
+from volcanic.kube.keys import GROUP_NAME, POD_QUEUE_NAME
+from volcanic.kube.keys import QUEUE_NAME as JOB_QUEUE_NAME
 from volcanic.sim.fragmentation import Shape, pod_shape
 from volcanic.sim.trace import CARDS_OF_POD, Obj, Trace, requests_of
 

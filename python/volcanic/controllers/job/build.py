@@ -6,8 +6,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from volcanic.controllers.podgroup import quota_usage
 from volcanic.kube import quantity
-from volcanic.controllers.keys import (
+from volcanic.kube.informers import Lister
+from volcanic.kube.keys import (
     COOLDOWN_TIME,
     GROUP_NAME,
     JDB_MAX_UNAVAILABLE,
@@ -24,8 +26,6 @@ from volcanic.controllers.keys import (
     TASK_INDEX,
     TASK_SPEC,
 )
-from volcanic.controllers.podgroup import quota_usage
-from volcanic.kube.informers import Lister
 from volcanic.kube.objects import clone
 
 Obj = dict[str, Any]

@@ -18,7 +18,6 @@ from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import Hashable
 
-from volcanic.kube.duration import format_duration
 from volcanic.controllers.events import controller_manager_recorder
 from volcanic.controllers.job import state
 from volcanic.controllers.job.held import SPEC_ERROR
@@ -26,11 +25,12 @@ from volcanic.controllers.job.plugins import PluginError
 from volcanic.controllers.job.plugins.common import task_named
 from volcanic.controllers.job.policy import Request, apply_policies
 from volcanic.controllers.job.sync import CreatesOut, JobActions, SyncError, Target, job_key
-from volcanic.controllers.keys import JOB_API_VERSION, JOB_NAME, JOB_VERSION, OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
 from volcanic.controllers.runtime import Context, Controller
 from volcanic.kube.clock import Timer
+from volcanic.kube.duration import format_duration
 from volcanic.kube.errors import AdmissionError, InvalidObject, NotFound, StoreError
 from volcanic.kube.informers import Handler
+from volcanic.kube.keys import JOB_API_VERSION, JOB_NAME, JOB_VERSION, OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
 from volcanic.kube.objects import Obj
 
 MAX_REQUEUE = 15            # --max-requeue-num

@@ -9,7 +9,7 @@ So before the job controller syncs a Job it checks it against the Job CRD's sche
 fails is held:
 
     message = spec_problem(job)        # None, or the API server's message, e.g.
-                                       # 'Job.batch.volcano.sh "j" is invalid:
+                                       # 'Job.<its API group> "j" is invalid:
                                        # spec.tasks[0].replicas: Invalid value: -1:
                                        # spec.tasks[0].replicas in body should be greater
                                        # than or equal to 0'

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from volcanic.kube.duration import parse_duration
 from volcanic.controllers.job.plugins.common import tasks
+from volcanic.kube.duration import parse_duration
 from volcanic.kube.objects import Obj
 
 # Events the controller makes for itself: they always mean SyncJob.

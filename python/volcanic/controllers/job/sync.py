@@ -16,16 +16,16 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from volcanic.kube.duration import format_duration
-from volcanic.kube.events import Recorder
 from volcanic.controllers.job import build
 from volcanic.controllers.job.held import SPEC_ERROR, held_status, spec_problem, without_hold
 from volcanic.controllers.job.plugins import JobPlugin, PluginError, plugins_of
 from volcanic.controllers.job.plugins.common import task_named
-from volcanic.controllers.keys import OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
 from volcanic.controllers.runtime import Context
 from volcanic.kube.clock import rfc3339, seconds_of
+from volcanic.kube.duration import format_duration
 from volcanic.kube.errors import AdmissionError, AlreadyExists, InvalidObject, NotFound, StoreError
+from volcanic.kube.events import Recorder
+from volcanic.kube.keys import OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
 from volcanic.kube.objects import Obj, clone, resource_version
 from volcanic.kube.store import all_done
 

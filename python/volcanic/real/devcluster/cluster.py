@@ -19,19 +19,19 @@ from __future__ import annotations
 import base64
 import json
 import os
+from pathlib import Path
 import secrets
 import shutil
 import signal
 import subprocess
 import time
-from pathlib import Path
 from typing import Callable, Sequence
-
-from .ports import free_ports
 
 import yaml
 
 from volcanic.real.devcluster.build import Toolchain, cache_root
+
+from .ports import free_ports
 
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kwok")
 STAGES = Path(__file__).with_name("kwok-stages.yaml")  # also deploy/kwok/stages.yaml

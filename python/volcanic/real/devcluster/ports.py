@@ -9,9 +9,9 @@ outgoing connections, so a port found free there stays free unless someone binds
 
 from __future__ import annotations
 
+from pathlib import Path
 import random
 import socket
-from pathlib import Path
 
 _RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 _SPAN = 10000  # how far below the ephemeral range to look

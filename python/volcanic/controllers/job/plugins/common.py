@@ -13,8 +13,8 @@ import re
 from typing import Any, Callable, ClassVar, Iterator
 
 from volcanic.controllers.job.build import owner_reference, pod_name
-from volcanic.controllers.keys import TASK_INDEX, TASK_SPEC
 from volcanic.kube.errors import AlreadyExists, NotFound
+from volcanic.kube.keys import TASK_INDEX, TASK_SPEC
 from volcanic.kube.objects import Obj
 from volcanic.kube.store import Store
 

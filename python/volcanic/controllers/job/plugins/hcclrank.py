@@ -15,7 +15,7 @@ from volcanic.controllers.job.plugins.common import (
     replicas,
     task_named,
 )
-from volcanic.controllers.keys import TASK_INDEX
+from volcanic.kube.keys import TASK_INDEX
 from volcanic.kube.objects import Obj
 from volcanic.kube.store import Store
 

@@ -23,7 +23,7 @@ from volcanic.controllers.job.plugins.common import (
     task_named,
     unmark_controlled,
 )
-from volcanic.controllers.keys import JOB_NAME, JOB_NAMESPACE, TASK_SPEC
+from volcanic.kube.keys import JOB_NAME, JOB_NAMESPACE, TASK_SPEC
 from volcanic.kube.objects import Obj
 from volcanic.kube.store import Store
 

@@ -8,6 +8,7 @@ import base64
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+
 from volcanic.controllers.job.plugins.common import (
     JobPlugin,
     add_mount,

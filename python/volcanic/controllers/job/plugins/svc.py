@@ -25,7 +25,7 @@ from volcanic.controllers.job.plugins.common import (
     tasks,
     unmark_controlled,
 )
-from volcanic.controllers.keys import JOB_NAME, JOB_NAMESPACE
+from volcanic.kube.keys import JOB_NAME, JOB_NAMESPACE
 from volcanic.kube.objects import Obj
 from volcanic.kube.store import Store
 

@@ -1,12 +1,14 @@
-"""Well-known Volcano names that more than one controller module uses: API versions and the
-label and annotation keys written on pods and PodGroups (Volcano's `batch/v1alpha1` labels,
-`scheduling/v1beta1` annotation keys). A key that only one module uses stays there."""
+"""Well-known Volcano names: the API versions of its kinds and the label and annotation keys
+its components read and write on pods, PodGroups and queues (Volcano's `batch/v1alpha1`
+labels, `scheduling/v1beta1` annotation keys)."""
 
 from __future__ import annotations
 
+from volcanic.kube.kinds import KINDS, SCHEDULING
+
 # API versions.
-JOB_API_VERSION = "batch.volcano.sh/v1alpha1"
-SCHEDULING_API_VERSION = "scheduling.volcano.sh/v1beta1"  # PodGroup, Queue
+JOB_API_VERSION = KINDS["Job"].api_version
+SCHEDULING_API_VERSION = KINDS["Queue"].api_version  # PodGroup, Queue
 
 # What the job controller writes on its pods (annotations; several also as labels).
 JOB_NAME = "volcano.sh/job-name"
@@ -26,3 +28,9 @@ COOLDOWN_TIME = "volcano.sh/cooldown-time"
 REVOCABLE_ZONE = "volcano.sh/revocable-zone"
 JDB_MIN_AVAILABLE = "volcano.sh/jdb-min-available"
 JDB_MAX_UNAVAILABLE = "volcano.sh/jdb-max-unavailable"
+
+# Annotations of pods and their owners that Volcano's scheduler and PodGroup controller read.
+GROUP_MIN_MEMBER = f"{SCHEDULING}/group-min-member"  # an owner's PodGroup minMember
+POD_QUEUE_NAME = f"{SCHEDULING}/queue-name"  # a pod's queue (not the job's volcano.sh/queue-name)
+# A pod's opt-in to the queue-allocation gate, and the gate (SchedulingGatesQueueAdmission).
+QUEUE_ALLOCATION_GATE = f"{SCHEDULING}/queue-allocation-gate"
