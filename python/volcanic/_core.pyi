@@ -24,6 +24,7 @@ def action_names() -> list[str]: ...
 
 # Python plugins (volcanic.scheduler.plugins; docs/plugins-python.md).
 PLUGIN_HOOKS: tuple[str, ...]
+EXTENSION_POINTS: tuple[tuple[str, str | None, bool], ...]
 
 class HookBudgetExceeded(BaseException):
     """Raised inside a Python hook that runs past its Scheduler's python_hook_budget."""

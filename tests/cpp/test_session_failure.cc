@@ -127,12 +127,11 @@ class BatchRecorder : public Plugin {
  public:
   void OnSessionOpen(PluginHandle& h) override {
     h.AddTaskOrderFn([](const TaskInfo& a, const TaskInfo& b) { return a.name.compare(b.name); });
-    h.AddBatchNodeOrderFn(
-        [](const TaskInfo&, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) {
-          g_batches->push_back(nodes.size());
-          for (size_t i = 0; i < nodes.size(); ++i) (*scores)[i] -= static_cast<double>(nodes[i]->tasks.size());
-        },
-        [](const TaskInfo&) { return true; });
+    h.AddBatchNodeOrderFn([](const TaskInfo&, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) {
+      g_batches->push_back(nodes.size());
+      for (size_t i = 0; i < nodes.size(); ++i) (*scores)[i] -= static_cast<double>(nodes[i]->tasks.size());
+    });
+    h.SetNodeLocal([](const TaskInfo&) { return true; });
   }
 };
 

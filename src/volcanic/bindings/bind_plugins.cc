@@ -32,9 +32,11 @@ void AddPyPlugin(Registry& registry, const std::string& name, py::object cls, co
 void BindPlugins(py::module_& m) {
   BindViews(m);
   BindHookBudget(m);
-  std::vector<std::string> hooks;
-  for (int h = 0; h < kHookCount; ++h) hooks.push_back(HookName(h));
-  m.attr("PLUGIN_HOOKS") = py::tuple(py::cast(hooks));
+  m.attr("PLUGIN_HOOKS") = py::tuple(py::cast(PythonHookNames()));
+  py::list points;  // (name, enable flag or None, whether Python may define it), as the table has them
+  for (const ExtensionPoint& p : kExtensionPoints)
+    points.append(py::make_tuple(p.name, p.enable_flag ? py::object(py::str(p.enable_flag)) : py::none(), p.python));
+  m.attr("EXTENSION_POINTS") = py::tuple(points);
   m.def("builtin_plugin_names", [] { return Registry::Builtins().PluginNames(); });
 }
 

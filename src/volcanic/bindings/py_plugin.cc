@@ -15,11 +15,6 @@
 namespace volcanic::bindings {
 namespace {
 
-constexpr std::array<const char*, kHookCount> kHookNames = {
-    "job_order",  "task_order",   "queue_order",   "predicate",      "node_order",
-    "batch_node_order", "preemptable", "reclaimable", "job_ready",  "job_pipelined",
-    "job_enqueueable",  "overused",    "on_session_open", "on_session_close"};
-
 // A hook answered with a value of the wrong type or range.
 struct BadAnswer : std::runtime_error {
   BadAnswer(int hook, const std::string& what) : std::runtime_error(absl::StrCat(HookName(hook), " ", what)) {}
@@ -227,20 +222,18 @@ class PyPlugin : public Plugin {
   void RegisterNodeHooks(PluginHandle& h) {
     if (Has(kPredicate))
       h.AddPredicateFn([this](const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
-            return Guard(kPredicate, Verdict::kFit, [&] { return Predicate(t, n, reasons); });
-          },
-          LocalFn(cls_->node_local));
+        return Guard(kPredicate, Verdict::kFit, [&] { return Predicate(t, n, reasons); });
+      });
     if (Has(kNodeOrder))
       h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) {
-            return Guard(kNodeOrder, 0.0,
-                         [&] { return Score(kNodeOrder, Call(kNodeOrder, views_->Task(&t), views_->Node(&n))); });
-          },
-          LocalFn(cls_->node_local));
+        return Guard(kNodeOrder, 0.0,
+                     [&] { return Score(kNodeOrder, Call(kNodeOrder, views_->Task(&t), views_->Node(&n))); });
+      });
     if (Has(kBatchNodeOrder))
       h.AddBatchNodeOrderFn([this](const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) {
-            Guard(kBatchNodeOrder, 0, [&] { return BatchScores(t, nodes, scores); });
-          },
-          LocalFn(cls_->node_local));
+        Guard(kBatchNodeOrder, 0, [&] { return BatchScores(t, nodes, scores); });
+      });
+    h.SetNodeLocal(LocalFn(cls_->node_local));
   }
 
   // None passes; a str is the reason the node is rejected. Like kube's
@@ -335,12 +328,17 @@ class PyPlugin : public Plugin {
 
 }  // namespace
 
-const char* HookName(int hook) { return hook >= 0 && hook < kHookCount ? kHookNames[hook] : "?"; }
-
 std::optional<Hook> HookByName(std::string_view name) {
-  for (int h = 0; h < kHookCount; ++h)
-    if (name == kHookNames[h]) return static_cast<Hook>(h);
+  for (const ExtensionPoint& p : kExtensionPoints)
+    if (p.python && name == p.name) return static_cast<Hook>(p.kind);
   return std::nullopt;
+}
+
+std::vector<std::string> PythonHookNames() {
+  std::vector<std::string> names;
+  for (const ExtensionPoint& p : kExtensionPoints)
+    if (p.python) names.push_back(p.name);
+  return names;
 }
 
 PyPluginClass::~PyPluginClass() { Drop(cls); }

@@ -23,31 +23,29 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "volcanic/framework/extension_points.h"
 #include "volcanic/framework/registry.h"
 
 namespace volcanic::bindings {
 
 namespace py = pybind11;
 
-enum Hook : int {
-  kJobOrder,
-  kTaskOrder,
-  kQueueOrder,
-  kPredicate,
-  kNodeOrder,
-  kBatchNodeOrder,
-  kPreemptable,
-  kReclaimable,
-  kJobReady,
-  kJobPipelined,
-  kJobEnqueueable,
-  kOverused,
-  kOnSessionOpen,
-  kOnSessionClose,
-  kHookCount
-};
-const char* HookName(int hook);  // the Python method name, e.g. "job_order"
+// A Python plugin's hooks: the extension points marked `python` in
+// extension_points.h, numbered as their HookKind.
+using Hook = int;
+inline constexpr int kHookCount = static_cast<int>(kHookKinds);
+#define VOLCANIC_PY_HOOK(Name, field, Fn, flag, combination, python) \
+  inline constexpr Hook k##Name = static_cast<Hook>(HookKind::k##Name);
+VOLCANIC_EXTENSION_POINTS(VOLCANIC_PY_HOOK)
+#undef VOLCANIC_PY_HOOK
+inline constexpr Hook kOnSessionOpen = static_cast<Hook>(HookKind::kOnSessionOpen);
+inline constexpr Hook kOnSessionClose = static_cast<Hook>(HookKind::kOnSessionClose);
+// The Python method name, e.g. "job_order".
+inline const char* HookName(Hook hook) { return HookKindName(static_cast<HookKind>(hook)); }
+// The hook a Python plugin may define under `name`, if any.
 std::optional<Hook> HookByName(std::string_view name);
+// The names of the hooks a Python plugin may define, in the table's order.
+std::vector<std::string> PythonHookNames();
 
 // Holds the GIL for its lifetime (re-entrant: fine when already held).
 class Gil {

@@ -103,36 +103,93 @@ using TaskEventFn = std::function<void(const TaskInfo&)>;
 // makes the session pick stale nodes. Nullptr: never node-local.
 using NodeLocalFn = std::function<bool(const TaskInfo&)>;
 
-// The extension points by kind, for timing (Decisions::plugin_timings).
+// How the session combines the answers of the plugins that define a point
+// (tiers.h): the rule each combined Session method applies.
+enum class Combination : uint8_t {
+  kFirstNonZero,   // orders: the first plugin, tier by tier, with an opinion
+  kFirstFailure,   // job_valid: the first failed validation
+  kAllTrue,        // every plugin agrees (neutral true)
+  kAnyTrue,        // some plugin says so (neutral false)
+  kFirstTierAll,   // the first tier with a callback decides, all of it agreeing
+  kVote,           // the first tier with a permit or a reject (tiers.h Vote)
+  kEach,           // every callback is called (notifications)
+  kAllOk,          // every callback returns OK; the first error is the answer
+  kAllFit,         // every predicate fits; the first misfit ends the check
+  kSum,            // scores add up
+  kVictims,        // within the first tier that answers, the answers intersect
+};
+
+// The extension points, one line each:
+//   X(Name, field, Type, enable_flag, combination, python)
+// Name gives HookKind::k<Name> and PluginHandle::Add<Name>Fn; Type is the
+// callback's type (above); `field` is the
+// PluginSlot member, the name in Decisions::plugin_timings and, when
+// `python`, the method a Python plugin defines (docs/plugins-python.md);
+// `enable_flag` is the tier option that turns the point off for a plugin
+// (nullptr: none); `combination` is how the session combines the answers.
+// Adding a point is one line here plus its combined Session method.
+#define VOLCANIC_EXTENSION_POINTS(X)                                                                \
+  X(JobOrder, job_order, JobOrderFn, "enableJobOrder", kFirstNonZero, true)                         \
+  X(TaskOrder, task_order, TaskOrderFn, "enableTaskOrder", kFirstNonZero, true)                     \
+  X(QueueOrder, queue_order, QueueOrderFn, "enableQueueOrder", kFirstNonZero, true)                 \
+  X(VictimQueueOrder, victim_queue_order, VictimQueueOrderFn, nullptr, kFirstNonZero, false)        \
+  X(JobValid, job_valid, JobValidFn, nullptr, kFirstFailure, false)                                 \
+  X(JobReady, job_ready, JobPredicateFn, "enableJobReady", kAllTrue, true)                          \
+  X(JobPipelined, job_pipelined, JobVoteFn, "enableJobPipelined", kVote, true)                      \
+  X(JobStarving, job_starving, JobPredicateFn, "enableJobStarving", kFirstTierAll, false)           \
+  X(JobEnqueueable, job_enqueueable, JobVoteFn, "enableJobEnqueued", kVote, true)                   \
+  X(JobEnqueued, job_enqueued, JobEnqueuedFn, "enableJobEnqueued", kEach, false)                    \
+  X(Overused, overused, OverusedFn, "enabledOverused", kAnyTrue, true)                              \
+  X(Allocatable, allocatable, AllocatableFn, "enabledAllocatable", kAllTrue, false)                 \
+  X(Preemptive, preemptive, AllocatableFn, "enablePreemptive", kAllTrue, false)                     \
+  X(PrePredicate, pre_predicate, PrePredicateFn, "enablePredicate", kAllOk, false)                  \
+  X(Predicate, predicate, PredicateFn, "enablePredicate", kAllFit, true)                            \
+  X(NodeOrder, node_order, NodeOrderFn, "enableNodeOrder", kSum, true)                              \
+  X(BatchNodeOrder, batch_node_order, BatchNodeOrderFn, "enableNodeOrder", kSum, true)              \
+  X(Preemptable, preemptable, EvictableFn, "enablePreemptable", kVictims, true)                     \
+  X(Reclaimable, reclaimable, EvictableFn, "enableReclaimable", kVictims, true)                     \
+  X(OnAllocate, on_allocate, TaskEventFn, nullptr, kEach, false)                                    \
+  X(OnDeallocate, on_deallocate, TaskEventFn, nullptr, kEach, false)
+
+// The extension points by kind (for timing, Decisions::plugin_timings), and
+// the plugin's own session hooks after them.
 enum class HookKind : uint8_t {
-  kJobOrder,
-  kTaskOrder,
-  kQueueOrder,
-  kVictimQueueOrder,
-  kJobValid,
-  kJobReady,
-  kJobPipelined,
-  kJobStarving,
-  kJobEnqueueable,
-  kJobEnqueued,
-  kOverused,
-  kAllocatable,
-  kPreemptive,
-  kPrePredicate,
-  kPredicate,
-  kNodeOrder,
-  kBatchNodeOrder,
-  kPreemptable,
-  kReclaimable,
-  kOnAllocate,
-  kOnDeallocate,
+#define VOLCANIC_HOOK_KIND(Name, field, Fn, flag, combination, python) k##Name,
+  VOLCANIC_EXTENSION_POINTS(VOLCANIC_HOOK_KIND)
+#undef VOLCANIC_HOOK_KIND
   kOnSessionOpen,
   kOnSessionClose,
   kCount
 };
 inline constexpr size_t kHookKinds = static_cast<size_t>(HookKind::kCount);
+
+// What the table says of one point (and of the two session hooks, which
+// Python plugins define too).
+struct ExtensionPoint {
+  HookKind kind;
+  const char* name;
+  const char* enable_flag;
+  Combination combination;
+  bool python;
+};
+inline constexpr std::array<ExtensionPoint, kHookKinds> kExtensionPoints = {{
+#define VOLCANIC_POINT(Name, field, Fn, flag, combination, python) \
+  {HookKind::k##Name, #field, flag, Combination::combination, python},
+    VOLCANIC_EXTENSION_POINTS(VOLCANIC_POINT)
+#undef VOLCANIC_POINT
+    {HookKind::kOnSessionOpen, "on_session_open", nullptr, Combination::kEach, true},
+    {HookKind::kOnSessionClose, "on_session_close", nullptr, Combination::kEach, true},
+}};
+
+constexpr bool PointsInKindOrder() {
+  for (size_t i = 0; i < kHookKinds; ++i)
+    if (static_cast<size_t>(kExtensionPoints[i].kind) != i) return false;
+  return true;
+}
+static_assert(PointsInKindOrder(), "kExtensionPoints is indexed by HookKind");
+
 // The name in Decisions ("job_order", ...; the Python hook's name where
 // there is one).
-const char* HookKindName(HookKind kind);
+inline const char* HookKindName(HookKind kind) { return kExtensionPoints[static_cast<size_t>(kind)].name; }
 
 }  // namespace volcanic

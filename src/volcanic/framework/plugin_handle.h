@@ -72,23 +72,12 @@ struct PluginSlot {
   const PluginOption* option = nullptr;
   int tier = 0;
   std::unique_ptr<Plugin> plugin;
-  JobOrderFn job_order;
-  TaskOrderFn task_order;
-  QueueOrderFn queue_order;
-  JobValidFn job_valid;
-  JobPredicateFn job_ready, job_starving;
-  JobVoteFn job_pipelined, job_enqueueable;
-  JobEnqueuedFn job_enqueued;
-  OverusedFn overused;
-  AllocatableFn allocatable, preemptive;
-  VictimQueueOrderFn victim_queue_order;
-  PrePredicateFn pre_predicate;
-  PredicateFn predicate;
-  NodeOrderFn node_order;
-  BatchNodeOrderFn batch_node_order;
-  EvictableFn preemptable, reclaimable;
-  std::vector<NodeLocalFn> node_local;
-  TaskEventFn on_allocate, on_deallocate;
+#define VOLCANIC_SLOT_FIELD(Name, field, Fn, flag, combination, python) Fn field;
+  VOLCANIC_EXTENSION_POINTS(VOLCANIC_SLOT_FIELD)
+#undef VOLCANIC_SLOT_FIELD
+  // Whether the plugin's predicate and scores are node-local for a task;
+  // unset: never.
+  NodeLocalFn node_local;
   std::array<HookSample, kHookKinds> times{};
 };
 
@@ -103,44 +92,18 @@ class PluginHandle {
   Session& session() const { return ssn_; }
   const std::string& name() const { return slot_.name; }
 
-  void AddJobOrderFn(JobOrderFn fn) { slot_.job_order = Timed(HookKind::kJobOrder, std::move(fn)); }
-  void AddTaskOrderFn(TaskOrderFn fn) { slot_.task_order = Timed(HookKind::kTaskOrder, std::move(fn)); }
-  void AddQueueOrderFn(QueueOrderFn fn) { slot_.queue_order = Timed(HookKind::kQueueOrder, std::move(fn)); }
-  void AddVictimQueueOrderFn(VictimQueueOrderFn fn) {
-    slot_.victim_queue_order = Timed(HookKind::kVictimQueueOrder, std::move(fn));
-  }
-  void AddJobValidFn(JobValidFn fn) { slot_.job_valid = Timed(HookKind::kJobValid, std::move(fn)); }
-  void AddJobReadyFn(JobPredicateFn fn) { slot_.job_ready = Timed(HookKind::kJobReady, std::move(fn)); }
-  void AddJobPipelinedFn(JobVoteFn fn) { slot_.job_pipelined = Timed(HookKind::kJobPipelined, std::move(fn)); }
-  void AddJobStarvingFn(JobPredicateFn fn) { slot_.job_starving = Timed(HookKind::kJobStarving, std::move(fn)); }
-  void AddJobEnqueueableFn(JobVoteFn fn) {
-    slot_.job_enqueueable = Timed(HookKind::kJobEnqueueable, std::move(fn));
-  }
-  void AddJobEnqueuedFn(JobEnqueuedFn fn) { slot_.job_enqueued = Timed(HookKind::kJobEnqueued, std::move(fn)); }
-  void AddOverusedFn(OverusedFn fn) { slot_.overused = Timed(HookKind::kOverused, std::move(fn)); }
-  void AddAllocatableFn(AllocatableFn fn) { slot_.allocatable = Timed(HookKind::kAllocatable, std::move(fn)); }
-  void AddPreemptiveFn(AllocatableFn fn) { slot_.preemptive = Timed(HookKind::kPreemptive, std::move(fn)); }
-  void AddPrePredicateFn(PrePredicateFn fn) { slot_.pre_predicate = Timed(HookKind::kPrePredicate, std::move(fn)); }
-  // `local`: whether the answers for a task are node-local (NodeLocalFn);
-  // nullptr: never.
-  void AddPredicateFn(PredicateFn fn, NodeLocalFn local = nullptr) {
-    slot_.predicate = Timed(HookKind::kPredicate, std::move(fn));
-    AddNodeLocal(std::move(local));
-  }
-  void AddNodeOrderFn(NodeOrderFn fn, NodeLocalFn local = nullptr) {
-    slot_.node_order = Timed(HookKind::kNodeOrder, std::move(fn));
-    AddNodeLocal(std::move(local));
-  }
-  void AddBatchNodeOrderFn(BatchNodeOrderFn fn, NodeLocalFn local = nullptr) {
-    slot_.batch_node_order = Timed(HookKind::kBatchNodeOrder, std::move(fn));
-    AddNodeLocal(std::move(local));
-  }
-  void AddPreemptableFn(EvictableFn fn) { slot_.preemptable = Timed(HookKind::kPreemptable, std::move(fn)); }
-  void AddReclaimableFn(EvictableFn fn) { slot_.reclaimable = Timed(HookKind::kReclaimable, std::move(fn)); }
+  // Add<Name>Fn for each extension point (extension_points.h).
+#define VOLCANIC_ADD_FN(Name, field, Type, flag, combination, python) \
+  void Add##Name##Fn(Type fn) { slot_.field = Timed(HookKind::k##Name, std::move(fn)); }
+  VOLCANIC_EXTENSION_POINTS(VOLCANIC_ADD_FN)
+#undef VOLCANIC_ADD_FN
   void AddEventHandler(TaskEventFn on_allocate, TaskEventFn on_deallocate) {
-    slot_.on_allocate = Timed(HookKind::kOnAllocate, std::move(on_allocate));
-    slot_.on_deallocate = Timed(HookKind::kOnDeallocate, std::move(on_deallocate));
+    AddOnAllocateFn(std::move(on_allocate));
+    AddOnDeallocateFn(std::move(on_deallocate));
   }
+  // Whether the answers of this plugin's predicate and scores for a task are
+  // node-local (NodeLocalFn); never unless set.
+  void SetNodeLocal(NodeLocalFn local) { slot_.node_local = std::move(local); }
 
  private:
   template <typename R, typename... A>
@@ -152,10 +115,6 @@ class PluginHandle {
       HookTimer timer(sample);
       return fn(std::forward<A>(args)...);
     };
-  }
-
-  void AddNodeLocal(NodeLocalFn local) {
-    slot_.node_local.push_back(local ? std::move(local) : [](const TaskInfo&) { return false; });
   }
 
   Session& ssn_;

@@ -9,16 +9,6 @@
 
 namespace volcanic {
 
-const char* HookKindName(HookKind kind) {
-  static constexpr std::array<const char*, kHookKinds> kNames = {
-      "job_order",      "task_order",      "queue_order",   "victim_queue_order", "job_valid",
-      "job_ready",      "job_pipelined",   "job_starving",  "job_enqueueable",    "job_enqueued",
-      "overused",       "allocatable",     "preemptive",    "pre_predicate",      "predicate",
-      "node_order",     "batch_node_order", "preemptable",  "reclaimable",        "on_allocate",
-      "on_deallocate",  "on_session_open", "on_session_close"};
-  return kNames[static_cast<size_t>(kind)];
-}
-
 namespace {
 
 const std::vector<NodeInfo*> kNoNodes;  // a session's nodes until it opens
@@ -96,35 +86,24 @@ absl::Status Session::Open() {
 // The plugins' callbacks, by extension point and tier, with their enable
 // flags applied.
 void Session::CollectCallbacks() {
-  job_order_ = Collect(&PluginSlot::job_order, "enableJobOrder");
-  task_order_ = Collect(&PluginSlot::task_order, "enableTaskOrder");
-  queue_order_ = Collect(&PluginSlot::queue_order, "enableQueueOrder");
-  job_valid_ = Collect(&PluginSlot::job_valid, nullptr);
-  job_ready_ = Collect(&PluginSlot::job_ready, "enableJobReady");
-  job_pipelined_ = Collect(&PluginSlot::job_pipelined, "enableJobPipelined");
-  job_starving_ = Collect(&PluginSlot::job_starving, "enableJobStarving");
-  job_enqueueable_ = Collect(&PluginSlot::job_enqueueable, "enableJobEnqueued");
-  job_enqueued_ = Collect(&PluginSlot::job_enqueued, "enableJobEnqueued");
-  overused_ = Collect(&PluginSlot::overused, "enabledOverused");
-  allocatable_ = Collect(&PluginSlot::allocatable, "enabledAllocatable");
-  preemptive_ = Collect(&PluginSlot::preemptive, "enablePreemptive");
-  victim_queue_order_ = Collect(&PluginSlot::victim_queue_order, nullptr);
-  pre_predicate_ = Collect(&PluginSlot::pre_predicate, "enablePredicate");
-  predicate_ = Collect(&PluginSlot::predicate, "enablePredicate");
-  node_order_ = Collect(&PluginSlot::node_order, "enableNodeOrder");
-  batch_node_order_ = Collect(&PluginSlot::batch_node_order, "enableNodeOrder");
-  preemptable_ = Collect(&PluginSlot::preemptable, "enablePreemptable");
-  reclaimable_ = Collect(&PluginSlot::reclaimable, "enableReclaimable");
+#define VOLCANIC_COLLECT(Name, field, Fn, flag, combination, python) field##_ = Collect(&PluginSlot::field, flag);
+  VOLCANIC_EXTENSION_POINTS(VOLCANIC_COLLECT)
+#undef VOLCANIC_COLLECT
+  static const NodeLocalFn kNever = [](const TaskInfo&) { return false; };
   for (const auto& s : slots_) {
     bool predicate_on = s->predicate && (!s->option || s->option->Enabled("enablePredicate"));
     bool order_on = (s->node_order || s->batch_node_order) &&
                     (!s->option || s->option->Enabled("enableNodeOrder"));
     if (predicate_on || order_on) {
-      for (const auto& fn : s->node_local) node_local_.push_back(fn);
+      node_local_.push_back(s->node_local ? s->node_local : kNever);
       if (!s->plugin->AnswersOutliveSession()) answers_outlive_session_ = false;
     }
-    if (s->on_allocate || s->on_deallocate) event_handlers_.emplace_back(s->on_allocate, s->on_deallocate);
   }
+}
+
+void Session::Notify(const TieredRefs<TaskEventFn>& handlers, const TaskInfo& t) const {
+  for (const auto& tier : handlers)
+    for (const auto& fn : tier) fn(t);
 }
 
 void Session::ClosePlugins() {
@@ -335,8 +314,7 @@ void Session::AllocateTask(TaskInfo* t, NodeInfo* n) {
   ReserveVolumes(t, *n);
   PlaceTask(t, n, TaskStatus::kAllocated);
   touched_.push_back(t);
-  for (auto& [on_allocate, _] : event_handlers_)
-    if (on_allocate) on_allocate(*t);
+  Notify(on_allocate_, *t);
 }
 
 void Session::PipelineTask(TaskInfo* t, NodeInfo* n) {
@@ -345,16 +323,14 @@ void Session::PipelineTask(TaskInfo* t, NodeInfo* n) {
   ReserveVolumes(t, *n);
   PlaceTask(t, n, TaskStatus::kPipelined);
   touched_.push_back(t);
-  for (auto& [on_allocate, _] : event_handlers_)
-    if (on_allocate) on_allocate(*t);
+  Notify(on_allocate_, *t);
 }
 
 void Session::EvictTask(TaskInfo* t) {
   KeepAllocatedAtOpen(*t);
   evicted_.emplace_back(t, t->status);
   SetTaskStatus(t, TaskStatus::kReleasing);
-  for (auto& [_, on_deallocate] : event_handlers_)
-    if (on_deallocate) on_deallocate(*t);
+  Notify(on_deallocate_, *t);
 }
 
 void Session::RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n) {
@@ -364,10 +340,7 @@ void Session::RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n) {
   PlaceTask(t, n, s);
   if (!n) ReleaseVolumes(t);
   // Undoing an allocation frees; undoing an eviction takes back.
-  for (auto& [on_allocate, on_deallocate] : event_handlers_) {
-    auto& fn = was_allocated ? on_deallocate : on_allocate;
-    if (fn) fn(*t);
-  }
+  Notify(was_allocated ? on_deallocate_ : on_allocate_, *t);
 }
 
 void Session::Bind(TaskInfo* t) {

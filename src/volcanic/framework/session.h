@@ -232,24 +232,13 @@ class Session {
   std::vector<std::unique_ptr<PluginSlot>> slots_;
   std::vector<std::pair<std::unique_ptr<Action>, std::string>> actions_;
 
-  // Combined callbacks, built after OnSessionOpen.
-  TieredRefs<JobOrderFn> job_order_;
-  TieredRefs<TaskOrderFn> task_order_;
-  TieredRefs<QueueOrderFn> queue_order_;
-  TieredRefs<JobValidFn> job_valid_;
-  TieredRefs<JobPredicateFn> job_ready_, job_starving_;
-  TieredRefs<JobVoteFn> job_pipelined_, job_enqueueable_;
-  TieredRefs<JobEnqueuedFn> job_enqueued_;
-  TieredRefs<OverusedFn> overused_;
-  TieredRefs<AllocatableFn> allocatable_, preemptive_;
-  TieredRefs<VictimQueueOrderFn> victim_queue_order_;
-  TieredRefs<PrePredicateFn> pre_predicate_;
-  TieredRefs<PredicateFn> predicate_;
-  TieredRefs<NodeOrderFn> node_order_;
-  TieredRefs<BatchNodeOrderFn> batch_node_order_;
-  TieredRefs<EvictableFn> preemptable_, reclaimable_;
+  // Combined callbacks, one per extension point, built after OnSessionOpen.
+#define VOLCANIC_TIERED(Name, field, Fn, flag, combination, python) TieredRefs<Fn> field##_;
+  VOLCANIC_EXTENSION_POINTS(VOLCANIC_TIERED)
+#undef VOLCANIC_TIERED
   std::vector<NodeLocalFn> node_local_;
-  std::vector<std::pair<TaskEventFn, TaskEventFn>> event_handlers_;
+  // Calls every on_allocate (or on_deallocate) callback with the task.
+  void Notify(const TieredRefs<TaskEventFn>& handlers, const TaskInfo& t) const;
 
   bool answers_outlive_session_ = true;
   std::unique_ptr<NodeSearch> node_search_;

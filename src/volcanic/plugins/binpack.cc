@@ -15,8 +15,8 @@ class BinpackPlugin : public Plugin {
 
   void OnSessionOpen(PluginHandle& h) override {
     if (weight_ == 0) return;
-    h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) { return Score(t, n); },
-        [](const TaskInfo&) { return true; });
+    h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) { return Score(t, n); });
+    h.SetNodeLocal([](const TaskInfo&) { return true; });
   }
 
  private:

@@ -22,21 +22,19 @@ class DeviceSharePlugin : public Plugin {
 
   void OnSessionOpen(PluginHandle& h) override {
     h.session().EnableGpuSharing(policy_);
-    auto local = [](const TaskInfo&) { return true; };  // the class key holds the vGPU ask
+    h.SetNodeLocal([](const TaskInfo&) { return true; });  // the class key holds the vGPU ask
     h.AddPredicateFn([this](const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
-          if (t.gpu_requests.empty() || n.gpus.cards.empty()) return Verdict::kFit;
-          if (GpusFit(t.gpu_requests, t.gpu_annotations, n.gpus, policy_)) return Verdict::kFit;
-          reasons->push_back(kFitFailure);
-          return Verdict::kUnschedulable;
-        },
-        local);
+      if (t.gpu_requests.empty() || n.gpus.cards.empty()) return Verdict::kFit;
+      if (GpusFit(t.gpu_requests, t.gpu_annotations, n.gpus, policy_)) return Verdict::kFit;
+      reasons->push_back(kFitFailure);
+      return Verdict::kUnschedulable;
+    });
     if (weight_ == 0) return;
     h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) {
-          if (t.gpu_requests.empty() || n.gpus.cards.empty()) return 0.0;
-          auto fit = FitGpus(t.gpu_requests, t.gpu_annotations, n.gpus, policy_);
-          return fit.ok() ? fit->score * weight_ : 0.0;
-        },
-        local);
+      if (t.gpu_requests.empty() || n.gpus.cards.empty()) return 0.0;
+      auto fit = FitGpus(t.gpu_requests, t.gpu_annotations, n.gpus, policy_);
+      return fit.ok() ? fit->score * weight_ : 0.0;
+    });
   }
 
  private:

@@ -111,8 +111,8 @@ class FgdPlugin : public Plugin {
     if (!given_) shapes_ = SeenShapes(ssn);
     policy_ = ssn.gpu_policy().value_or(GpuPolicy::kDefault);
     if (ssn.gpu_policy()) ssn.ChooseGpusBy([this](const TaskInfo& t, const NodeInfo& n) { return BestCard(t, n); });
-    h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) { return Score(t, n); },
-                     [](const TaskInfo&) { return true; });
+    h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) { return Score(t, n); });
+    h.SetNodeLocal([](const TaskInfo&) { return true; });
   }
 
  private:

@@ -43,18 +43,18 @@ class NodeOrderPlugin : public Plugin {
   void OnSessionOpen(PluginHandle& h) override {
     Session& ssn = h.session();
     tainted_nodes_ = &ssn.cache().TaintedReadyNodes();
-    h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) { return Score(t, n); },
-        [](const TaskInfo&) { return true; });
+    h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) { return Score(t, n); });
     if (w_.spread != 0) spread_ = std::make_unique<TopologySpread>(ssn);
     if (w_.taint != 0 || spread_)
-      h.AddBatchNodeOrderFn(
-          [this](const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) {
-            if (w_.taint != 0) TaintScores(t, nodes, scores);
-            if (spread_ && TopologySpread::Applies(t)) spread_->Add(t, nodes, w_.spread, scores);
-          },
-          [this](const TaskInfo& t) {
-            return (w_.taint == 0 || TaintsUniform(t)) && !(spread_ && TopologySpread::Applies(t));
-          });
+      h.AddBatchNodeOrderFn([this](const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) {
+        if (w_.taint != 0) TaintScores(t, nodes, scores);
+        if (spread_ && TopologySpread::Applies(t)) spread_->Add(t, nodes, w_.spread, scores);
+      });
+    // The node score is node-local; the batch's taint and spread scores are
+    // unless they depend on the other nodes of the batch.
+    h.SetNodeLocal([this](const TaskInfo& t) {
+      return (w_.taint == 0 || TaintsUniform(t)) && !(spread_ && TopologySpread::Applies(t));
+    });
   }
 
  private:

@@ -52,12 +52,12 @@ class PredicatesPlugin : public Plugin {
       });
     }
     h.AddPredicateFn([this](const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
-          return Check(t, n, reasons);
-        },
-        [this](const TaskInfo& t) {
-          return (!inter_pod_ || !inter_pod_->Concerns(t)) && !(spread_ && TopologySpread::Filters(t)) &&
-                 !(volumes_ && !t.claims.empty());
-        });
+      return Check(t, n, reasons);
+    });
+    h.SetNodeLocal([this](const TaskInfo& t) {
+      return (!inter_pod_ || !inter_pod_->Concerns(t)) && !(spread_ && TopologySpread::Filters(t)) &&
+             !(volumes_ && !t.claims.empty());
+    });
     h.AddEventHandler([this](const TaskInfo& t) { Unevicted(t); }, [this](const TaskInfo& t) { Evicted(t); });
   }
 
