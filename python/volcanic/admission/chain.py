@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from volcanic.kube.errors import AdmissionError
-from volcanic.kube.objects import Obj
+from volcanic.kube.objects import Obj, meta_of
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ class AdmissionChain:
         for validate in validators:
             message = validate(request)
             if message:
-                meta = (obj or old or {}).get("metadata") or {}
+                meta = meta_of(obj or old)
                 raise AdmissionError(message, kind=kind, namespace=meta.get("namespace"),
                                      name=meta.get("name"))
 

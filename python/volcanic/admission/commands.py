@@ -18,8 +18,7 @@ from typing import Any
 
 from volcanic.admission.chain import AdmissionRequest
 from volcanic.admission.common import check_shape, not_supported, required
-
-Obj = dict[str, Any]
+from volcanic.kube.objects import as_map, namespace_of
 
 JOB_ACTIONS = ("AbortJob", "RestartJob", "RestartTask", "RestartPod", "RestartPartition",
                "TerminateJob", "CompleteJob", "ResumeJob")
@@ -28,15 +27,6 @@ ACTIONS = {"Job": JOB_ACTIONS, "Queue": QUEUE_ACTIONS}
 
 _SHAPE = {"action": "string", "target": {"apiVersion": "string", "kind": "string", "name": "string",
                                          "uid": "string"}}
-
-
-def _map(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _namespace(cmd: Any) -> str:
-    ns = _map(_map(cmd).get("metadata")).get("namespace")
-    return ns if isinstance(ns, str) and ns else "default"
 
 
 def _creating(request: AdmissionRequest) -> bool:
@@ -72,7 +62,7 @@ def command_action_known(request: AdmissionRequest) -> str | None:
     """§1.2 actions: the action is one the target's kind takes (CREATE)."""
     if not _creating(request):
         return None
-    kind, action = _map(request.obj.get("target")).get("kind"), request.obj.get("action")
+    kind, action = as_map(request.obj.get("target")).get("kind"), request.obj.get("action")
     known = ACTIONS.get(kind) if isinstance(kind, str) else None
     if known is None or not isinstance(action, str) or not action or action in known:
         return None
@@ -83,11 +73,11 @@ def command_target_exists(request: AdmissionRequest) -> str | None:
     """The target exists: a Job in the Command's namespace, or a Queue (CREATE)."""
     if not _creating(request):
         return None
-    target = _map(request.obj.get("target"))
+    target = as_map(request.obj.get("target"))
     kind, name = target.get("kind"), target.get("name")
     if kind not in ACTIONS or not isinstance(name, str) or not name:
         return None
-    namespace = _namespace(request.obj) if kind == "Job" else None
+    namespace = namespace_of(request.obj, "default") if kind == "Job" else None
     try:
         found = request.lister.get(kind, name, namespace) if namespace else request.lister.get(kind, name)
     except Exception:  # a lister that cannot answer is a missing target

@@ -7,8 +7,8 @@ import copy
 from typing import Any
 
 from volcanic.admission.job_schema import is_int
+from volcanic.kube.objects import Obj, as_map, spec_of
 
-Obj = dict[str, Any]
 DISTRIBUTED_PLUGINS = ("tensorflow", "mpi", "pytorch", "ray")
 
 
@@ -51,15 +51,13 @@ def _default_task(task: Obj, index: int) -> None:
     """A task's defaults: name, dnsPolicy with hostNetwork, minAvailable, maxRetry."""
     if _unset(task.get("name")):
         task["name"] = f"default{index}"
-    template = task.get("template")
-    pod_spec = template.get("spec") if isinstance(template, dict) else None
-    if isinstance(pod_spec, dict) and pod_spec.get("hostNetwork") is True and _unset(pod_spec.get("dnsPolicy")):
+    pod_spec = spec_of(task.get("template"))
+    if pod_spec.get("hostNetwork") is True and _unset(pod_spec.get("dnsPolicy")):
         pod_spec["dnsPolicy"] = "ClusterFirstWithHostNet"
     if task.get("minAvailable") is None:
-        partition = task.get("partitionPolicy")
+        partition = as_map(task.get("partitionPolicy"))
         replicas = task["replicas"] if task.get("replicas") is not None else 0
-        min_partitions = partition.get("minPartitions") if isinstance(partition, dict) else None
-        size = partition.get("partitionSize") if isinstance(partition, dict) else None
+        min_partitions, size = partition.get("minPartitions"), partition.get("partitionSize")
         if is_int(min_partitions) and min_partitions > 0:
             if is_int(size) or size is None:
                 task["minAvailable"] = min_partitions * (size or 0)

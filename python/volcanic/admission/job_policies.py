@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from volcanic.admission.common import go_list, invalid
-
-Obj = dict[str, Any]
+from volcanic.kube.objects import Obj
 
 # Policy events and actions a user may write (util.go policyEventMap / policyActionMap, the
 # VAP's validEvents, and RestartPod / RestartPartition of reference §3.1).

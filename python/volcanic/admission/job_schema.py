@@ -17,8 +17,7 @@ from volcanic.admission.common import (
     required,
 )
 from volcanic.kube.duration import parse_duration
-
-Obj = dict[str, Any]
+from volcanic.kube.objects import Obj, as_map, meta_of, spec_of
 
 DEPENDS_ON_ITERATIONS = ("any", "all")
 
@@ -30,19 +29,13 @@ def is_int(value: Any) -> bool:
 
 # --- Small readers (the schema check has run: values are of the right type or None) --------
 
-def spec_of(job: Obj) -> Obj:
-    spec = job.get("spec") if isinstance(job, dict) else None
-    return spec if isinstance(spec, dict) else {}
-
-
 def tasks_of(job: Obj) -> list[Obj]:
     tasks = spec_of(job).get("tasks")
     return [t for t in tasks if isinstance(t, dict)] if isinstance(tasks, list) else []
 
 
 def job_name(job: Obj) -> str:
-    meta = job.get("metadata") if isinstance(job, dict) else None
-    name = meta.get("name") if isinstance(meta, dict) else None
+    name = meta_of(job).get("name")
     return name if isinstance(name, str) else ""
 
 
@@ -56,8 +49,7 @@ def task_name(task: Obj) -> str:
 
 
 def plugins_of_job(job: Obj) -> dict[str, Any]:
-    plugins = spec_of(job).get("plugins")
-    return plugins if isinstance(plugins, dict) else {}
+    return as_map(spec_of(job).get("plugins"))
 
 
 # --- CRD schema: types ----------------------------------------------------------------------

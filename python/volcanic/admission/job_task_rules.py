@@ -10,9 +10,8 @@ from typing import Any
 from volcanic.admission.common import go_list, qualified_name_errors, quantity
 from volcanic.admission.job_policies import validate_policies
 from volcanic.admission.job_schema import as_int, is_int, job_name, task_name, tasks_of
-from volcanic.admission.pod_template import pod_spec, pod_template_errors
-
-Obj = dict[str, Any]
+from volcanic.admission.pod_template import pod_template_errors
+from volcanic.kube.objects import Obj, as_map, spec_of
 
 
 def _in_task(task: Obj, job: Obj) -> str:
@@ -86,7 +85,7 @@ def validate_task_topology_policy(job: Obj, index: int, task: Obj) -> str | None
     policy = task.get("topologyPolicy")
     if policy in (None, "", "none"):
         return None
-    spec = pod_spec(task.get("template"))
+    spec = spec_of(task.get("template"))
     all_containers = []
     for key in ("containers", "initContainers"):
         for c in spec.get(key) or []:
@@ -94,9 +93,9 @@ def validate_task_topology_policy(job: Obj, index: int, task: Obj) -> str | None
                 all_containers.append(c)
     resources = []
     for c in all_containers:
-        res = c.get("resources") if isinstance(c.get("resources"), dict) else {}
-        limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
-        requests = res.get("requests") if isinstance(res.get("requests"), dict) and res.get("requests") else limits
+        res = as_map(c.get("resources"))
+        limits = as_map(res.get("limits"))
+        requests = as_map(res.get("requests")) or limits
         resources.append((requests, limits))
     qos = pod_qos(resources)
     if qos != "Guaranteed":

@@ -9,10 +9,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from volcanic.admission.job_schema import as_int, is_int, spec_of, task_name, tasks_of
+from volcanic.admission.job_schema import as_int, is_int, task_name, tasks_of
 from volcanic.admission.job_task_rules import validate_task_partition_policy
-
-Obj = dict[str, Any]
+from volcanic.kube.objects import Obj, spec_of
 
 UPDATE_FIELDS_MESSAGE = ("job updates may not change fields other than `minAvailable`, "
                          "`tasks[*].replicas under spec` and `PriorityClassName`")

@@ -42,7 +42,6 @@ from volcanic.admission.job_schema import (
     check_job_shape,
     job_name,
     plugins_of_job,
-    spec_of,
     task_name,
     tasks_of,
     validate_depends_on_iteration,
@@ -64,8 +63,7 @@ from volcanic.admission.job_update_rules import (
     validate_update_task_min_available,
 )
 from volcanic.kube.kinds import KINDS
-
-Obj = dict[str, Any]
+from volcanic.kube.objects import Obj, as_map, spec_of, status_of
 
 # Volcano's registered job plugins (pkg/controllers/job/plugins/factory.go), all of which
 # volcanic's job controller implements (volcanic.controllers.job.plugins.PLUGINS). As in
@@ -237,14 +235,13 @@ def validate_queue(job: Obj, lister: Any) -> str | None:
     if queue is None:
         return f'unable to find job queue: {KINDS["Queue"].not_found(name)}'
     messages = []
-    state = (queue.get("status") or {}).get("state") if isinstance(queue.get("status"), dict) else None
+    state = status_of(queue).get("state")
     if state != "Open":
         messages.append(f"can only submit job to queue with state `Open`, queue `{name}` status is `{state or ''}`")
     if name == "root":
         messages.append("can not submit job to root queue")
     else:
-        children = [q for q in lister.list("Queue")
-                    if isinstance(q.get("spec"), dict) and q["spec"].get("parent") == name]
+        children = [q for q in lister.list("Queue") if spec_of(q).get("parent") == name]
         if children:
             messages.append(f"can only submit job to leaf queue, queue `{name}` has {len(children)} child queues")
     return "; ".join(messages) or None
@@ -260,7 +257,7 @@ def validate_task_dependencies(job: Obj) -> str | None:
     in_degree = {n: 0 for n in names}
     edges: dict[str, list[str]] = {}
     for t in tasks:
-        depends = t.get("dependsOn") if isinstance(t.get("dependsOn"), dict) else {}
+        depends = as_map(t.get("dependsOn"))
         for dep in depends.get("name") or []:
             edges.setdefault(dep, []).append(task_name(t))
             in_degree[task_name(t)] += 1

@@ -15,20 +15,14 @@ from volcanic.admission.common import (
     quantity,
     required,
 )
+from volcanic.kube.objects import Obj, as_map, spec_of
 from volcanic.kube.quantity import format_quantity, parse_quantity
-
-Obj = dict[str, Any]
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")                             # core/v1
 STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")           # + hugepages-*
 
 
 # --- Pod template (a subset of Kubernetes' ValidatePodTemplate) -----------------------------
-
-def pod_spec(template: Any) -> Obj:
-    spec = template.get("spec") if isinstance(template, dict) else None
-    return spec if isinstance(spec, dict) else {}
-
 
 def pod_template_errors(template: Any) -> list[str]:
     """Kubernetes' ValidatePodTemplate, the subset that catches real mistakes, with
@@ -43,7 +37,7 @@ def pod_template_errors(template: Any) -> list[str]:
     - restartPolicy is Always, OnFailure or Never (restart_policy_errors).
     Not checked: volumes and mounts, ports, probes, env, security context (privileged is
     allowed, as Volcano allows it), affinity, tolerations, metadata."""
-    spec = pod_spec(template)
+    spec = spec_of(template)
     errs = template_containers_errors(spec)
     names: set[str] = set()
     for key in ("initContainers", "containers"):
@@ -100,8 +94,8 @@ def container_resources_errors(container: Obj, path: str) -> list[str]:
     res = container.get("resources")
     if not isinstance(res, dict):
         return []
-    limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
-    requests = res.get("requests") if isinstance(res.get("requests"), dict) else {}
+    limits = as_map(res.get("limits"))
+    requests = as_map(res.get("requests"))
     errs: list[str] = []
     for kind, values in (("limits", limits), ("requests", requests)):
         for name, value in values.items():

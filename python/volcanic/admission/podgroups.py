@@ -22,29 +22,15 @@ from volcanic.admission.chain import AdmissionRequest
 from volcanic.admission.common import check_shape, expect, invalid
 from volcanic.kube.keys import POD_QUEUE_NAME
 from volcanic.kube.kinds import KINDS
-
-Obj = dict[str, Any]
+from volcanic.kube.objects import Obj, annotation, as_map, namespace_of, spec_of, status_of
 
 DEFAULT_QUEUE = "default"
 _INT32_MAX = 2 ** 31 - 1
 
 
-def _map(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _spec(obj: Any) -> dict:
-    return _map(_map(obj).get("spec"))
-
-
-def _namespace(obj: Any) -> str:
-    ns = _map(_map(obj).get("metadata")).get("namespace")
-    return ns if isinstance(ns, str) and ns else "default"
-
-
 def _queue_of(pg: Any) -> str | None:
     """spec.queue with the CRD default ("default" when absent); None if not a string."""
-    queue = _spec(pg).get("queue")
+    queue = spec_of(pg).get("queue")
     if queue is None:
         return DEFAULT_QUEUE
     return queue if isinstance(queue, str) else None
@@ -70,9 +56,8 @@ def podgroup_queue_from_namespace(request: AdmissionRequest) -> Obj:
     spec = obj.get("spec")
     if spec is not None and not isinstance(spec, dict):
         return obj
-    namespace = _get(request, "Namespace", _namespace(obj))
-    annotations = _map(_map(_map(namespace).get("metadata")).get("annotations"))
-    queue = annotations.get(POD_QUEUE_NAME)
+    namespace = _get(request, "Namespace", namespace_of(obj, "default"))
+    queue = annotation(namespace, POD_QUEUE_NAME)
     if not isinstance(queue, str):
         return obj
     return dict(obj, spec=dict(spec or {}, queue=queue))
@@ -121,14 +106,14 @@ def podgroup_queue_open(request: AdmissionRequest) -> str | None:
     queue = _get(request, "Queue", name)
     if queue is None:
         return f'unable to find queue: {KINDS["Queue"].not_found(name, plural=False)}'
-    state = _map(queue.get("status")).get("state") or ""
+    state = status_of(queue).get("state") or ""
     if state != "Open":
         return f"can only submit PodGroup to queue with state `Open`, queue `{name}` status is `{state}`."
     return None
 
 
 def _both_tiers(topology: Any) -> bool:
-    t = _map(topology)
+    t = as_map(topology)
     return t.get("highestTierAllowed") is not None and bool(t.get("highestTierName"))
 
 
@@ -138,14 +123,14 @@ def podgroup_network_topology_exclusive(request: AdmissionRequest) -> str | None
     CREATE)."""
     if request.operation != "CREATE" or not isinstance(request.obj, dict):
         return None
-    spec = _spec(request.obj)
+    spec = spec_of(request.obj)
     errors = []
     if _both_tiers(spec.get("networkTopology")):
         errors.append("must not specify 'highestTierAllowed' and 'highestTierName' in networkTopology simultaneously.")
     policies = spec.get("subGroupPolicy")
     for policy in policies if isinstance(policies, list) else ():
-        if _both_tiers(_map(policy).get("networkTopology")):
-            errors.append(f"in subGroupPolicy '{_map(policy).get('name', '')}': must not specify "
+        if _both_tiers(as_map(policy).get("networkTopology")):
+            errors.append(f"in subGroupPolicy '{as_map(policy).get('name', '')}': must not specify "
                           "'highestTierAllowed' and 'highestTierName' in networkTopology simultaneously.")
             break
     return " ".join(errors) or None

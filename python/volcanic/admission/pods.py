@@ -34,8 +34,7 @@ from volcanic.kube.keys import (
     JDB_MIN_AVAILABLE,
     QUEUE_ALLOCATION_GATE,
 )
-
-Obj = dict[str, Any]
+from volcanic.kube.objects import Obj, annotation, annotations_of, as_map, namespace_of, spec_of
 
 JDB_KEYS = (JDB_MIN_AVAILABLE, JDB_MAX_UNAVAILABLE)
 RESOURCE_GROUP_ANNOTATION = "volcano.sh/resource-group"
@@ -45,24 +44,11 @@ _GO_INT = re.compile(r"[+-]?\d+")
 _INT64 = (-2 ** 63, 2 ** 63 - 1)
 
 
-def _map(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _annotations(pod: Any) -> dict:
-    return _map(_map(_map(pod).get("metadata")).get("annotations"))
-
-
-def _namespace(pod: Any) -> str:
-    ns = _map(_map(pod).get("metadata")).get("namespace")
-    return ns if isinstance(ns, str) and ns else "default"
-
-
 def _for_volcano(request: AdmissionRequest, scheduler_names: Iterable[str]) -> bool:
     """A CREATE of a pod whose schedulerName is one of Volcano's."""
     if request.operation != "CREATE" or not isinstance(request.obj, dict):
         return False
-    name = _map(request.obj.get("spec")).get("schedulerName")
+    name = spec_of(request.obj).get("schedulerName")
     return isinstance(name, str) and name in tuple(scheduler_names)
 
 
@@ -105,7 +91,7 @@ def pod_jdb_annotations(request: AdmissionRequest, scheduler_names: Iterable[str
     or a percentage between 1% and 99% (validateAnnotation)."""
     if not _for_volcano(request, scheduler_names):
         return None
-    annotations = _annotations(request.obj)
+    annotations = annotations_of(request.obj)
     found = 0
     for key in JDB_KEYS:
         if key in annotations:
@@ -130,7 +116,7 @@ def pod_queue_allocation_gate(request: AdmissionRequest) -> Obj:
     pod = request.obj
     if request.operation != "CREATE" or not isinstance(pod, dict):
         return pod
-    if _annotations(pod).get(QUEUE_ALLOCATION_GATE) != "true":
+    if annotation(pod, QUEUE_ALLOCATION_GATE) != "true":
         return pod
     spec = pod.get("spec")
     if spec is not None and not isinstance(spec, dict):
@@ -168,13 +154,13 @@ def _annotation_pairs(values: Any) -> dict[str, str]:
 
 def _belongs(pod: Obj, group: Mapping) -> bool:
     """IsBelongResGroup of the group kind its object.key selects."""
-    obj = _map(group.get("object"))
+    obj = as_map(group.get("object"))
     key, values = obj.get("key") or "", obj.get("value")
     if key == "namespace":
-        return isinstance(values, list) and _namespace(pod) in values
+        return isinstance(values, list) and namespace_of(pod, "default") in values
     if key not in ("", "annotation"):
         return False
-    annotations = _annotations(pod)
+    annotations = annotations_of(pod)
     if any(annotations.get(k, "") == v for k, v in _annotation_pairs(values).items()):
         return True
     return key == "" and annotations.get(RESOURCE_GROUP_ANNOTATION) == group.get("resourceGroup")
@@ -209,7 +195,7 @@ def pod_resource_group(request: AdmissionRequest, groups: Iterable[Mapping] = ()
         spec = dict(spec or {})
         labels = group.get("labels")
         if isinstance(labels, Mapping) and labels:
-            spec["nodeSelector"] = {**_map(spec.get("nodeSelector")), **labels}
+            spec["nodeSelector"] = {**as_map(spec.get("nodeSelector")), **labels}
         affinity = _affinity(group.get("affinity"))
         if affinity is not None and spec.get("affinity") is None:
             spec["affinity"] = affinity

@@ -12,32 +12,14 @@ from typing import Any
 from volcanic.admission.chain import AdmissionRequest
 from volcanic.admission.common import quantity
 from volcanic.kube.kinds import KINDS
+from volcanic.kube.objects import Obj, as_map, meta_of, spec_of
 from volcanic.kube.quantity import format_quantity, parse_quantity
-
-Obj = dict[str, Any]
-
 
 # --- Reading objects without trusting their shape ------------------------------------------
 
-def as_map(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
 def queue_name(q: Any) -> str:
-    name = as_map(as_map(q).get("metadata")).get("name")
+    name = meta_of(q).get("name")
     return name if isinstance(name, str) else ""
-
-
-def spec_of(q: Any) -> dict:
-    return as_map(as_map(q).get("spec"))
-
-
-def status_of(q: Any) -> dict:
-    return as_map(as_map(q).get("status"))
-
-
-def annotations_of(q: Any) -> dict:
-    return as_map(as_map(as_map(q).get("metadata")).get("annotations"))
 
 
 def parent_of(q: Any) -> str:

@@ -47,8 +47,6 @@ from volcanic.admission.queue_readers import (
     add_resource,
     aggregate,
     all_queues,
-    annotations_of,
-    as_map,
     capability_of,
     children_of,
     deserved_of,
@@ -62,13 +60,10 @@ from volcanic.admission.queue_readers import (
     queue_name,
     resource_string,
     same_resources,
-    spec_of,
-    status_of,
     to_resource,
 )
+from volcanic.kube.objects import Obj, annotations_of, as_map, meta_of, spec_of, status_of
 from volcanic.kube.quantity import format_quantity
-
-Obj = dict[str, Any]
 
 ROOT, DEFAULT = "root", "default"
 HIERARCHY = "volcano.sh/hierarchy"
@@ -146,7 +141,7 @@ def _create_or_update(request: AdmissionRequest) -> bool:
 def _api_server_refuses(obj: Obj) -> bool:
     """What the API server's own validation refuses, naming the field, whatever admission
     says: a spec or status that is not an object, annotations that are not strings."""
-    meta = as_map(obj.get("metadata"))
+    meta = meta_of(obj)
     annotations = meta.get("annotations")
     if annotations is not None and (not isinstance(annotations, dict)
                                     or not all(isinstance(v, str) for v in annotations.values())):
@@ -254,7 +249,7 @@ def queue_state_valid(request: AdmissionRequest) -> str | None:
     state = status_of(request.obj).get("state")
     if not isinstance(state, str) or not state or state in VALID_STATES:
         return None
-    if request.operation == "UPDATE" and state == status_of(request.old or {}).get("state"):
+    if request.operation == "UPDATE" and state == status_of(request.old).get("state"):
         return None
     return invalid("requestBody.spec.state", state, f"queue state must be in [{' '.join(VALID_STATES)}]")
 

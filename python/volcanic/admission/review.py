@@ -38,12 +38,12 @@ What is admitted:
   `status.code` 500 and reason InternalError, and the failure is logged: the webhook still
   answers, and the API server rejects the request as an internal error.
 
-The JSONPatch is the difference between `request.object` and the mutated object: `add` and
-`remove` for map keys, `replace` for changed values, recursing into maps and into lists of
-equal length; a list whose length changed is replaced whole (simpler, and still a correct
-patch: Volcano's own job mutator replaces /spec/tasks whole). Keys are escaped as JSON
-Pointers (`~` -> `~0`, `/` -> `~1`). Values are compared with their JSON types (1, 1.0 and
-true differ).
+The JSONPatch is the difference between `request.object` and the mutated object, as
+volcanic.kube.patch.json_patch makes it: `add` and `remove` for map keys, `replace` for
+changed values, recursing into maps and into lists of equal length; a list whose length
+changed is replaced whole (simpler, and still a correct patch: Volcano's own job mutator
+replaces /spec/tasks whole). Keys are escaped as JSON Pointers (`~` -> `~0`, `/` -> `~1`).
+Values are compared with their JSON types (1, 1.0 and true differ).
 
 `lister` is what rules that read other objects use (get(kind, name, namespace) and
 list(kind, namespace), as MemoryStore provides); it defaults to an empty MemoryStore. The
@@ -61,11 +61,10 @@ from typing import Any, Callable
 from volcanic.admission.chain import EMPTY_LISTER, AdmissionChain, AdmissionRequest
 from volcanic.kube.errors import AdmissionError
 from volcanic.kube.kinds import ADMITTED, Kind
-from volcanic.kube.objects import clone
+from volcanic.kube.objects import Obj, clone
+from volcanic.kube.patch import apply_json_patch, json_patch
 
 log = logging.getLogger(__name__)
-
-Obj = dict[str, Any]
 
 API_VERSION = "admission.k8s.io/v1"
 OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")
@@ -121,21 +120,8 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def json_patch(old: Any, new: Any) -> list[Obj]:
-    """The RFC 6902 operations turning `old` into `new` (see the module docstring)."""
-    ops: list[Obj] = []
-    _diff(old, new, "", ops)
-    return ops
-
-
-def apply_patch(doc: Any, ops: list[Obj]) -> Any:
-    """`doc` with the add/remove/replace operations of `ops` applied (a copy); what a client
-    of mutate does with the decoded patch. Raises ValueError on an operation that does not
-    apply."""
-    doc = clone(doc)
-    for op in ops:
-        doc = _apply_one(doc, op)
-    return doc
+# review.json_patch and review.apply_patch, as docs/admission.md names them.
+apply_patch = apply_json_patch
 
 
 def allowed_response(uid: str) -> Obj:
@@ -316,95 +302,3 @@ def _scalar(v: Any) -> bool:
     if v is None or isinstance(v, (str, bool, int)):
         return True
     return isinstance(v, float) and math.isfinite(v)
-
-
-# JSONPatch.
-
-def _pointer(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def _same(a: Any, b: Any) -> bool:
-    """JSON equality: types matter (1 is not 1.0 is not true), so does every nested value."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return a == b
-
-
-def _diff(old: Any, new: Any, path: str, ops: list[Obj]) -> None:
-    if isinstance(old, dict) and isinstance(new, dict):
-        for key in old:
-            if key not in new:
-                ops.append({"op": "remove", "path": f"{path}/{_pointer(key)}"})
-        for key, value in new.items():
-            if key not in old:
-                ops.append({"op": "add", "path": f"{path}/{_pointer(key)}", "value": value})
-            else:
-                _diff(old[key], value, f"{path}/{_pointer(key)}", ops)
-    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        for i, (a, b) in enumerate(zip(old, new)):
-            _diff(a, b, f"{path}/{i}", ops)
-    elif not _same(old, new):
-        ops.append({"op": "replace", "path": path, "value": new})
-
-
-def _apply_one(doc: Any, op: Any) -> Any:
-    if not isinstance(op, dict) or op.get("op") not in ("add", "remove", "replace") \
-            or not isinstance(op.get("path"), str):
-        raise ValueError(f"unsupported JSONPatch operation {op!r}")
-    path = op["path"]
-    if path == "":
-        if op["op"] == "remove":
-            raise ValueError("cannot remove the whole document")
-        return clone(op["value"])
-    if not path.startswith("/"):
-        raise ValueError(f"JSON Pointer {path!r} does not start with '/'")
-    tokens = [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
-    parent = doc
-    for token in tokens[:-1]:
-        parent = _step(parent, token, path)
-    last = tokens[-1]
-    if isinstance(parent, dict):
-        if op["op"] != "add" and last not in parent:
-            raise ValueError(f"{op['op']} {path}: no such member")
-        if op["op"] == "remove":
-            del parent[last]
-        else:
-            parent[last] = clone(op["value"])
-    elif isinstance(parent, list):
-        if op["op"] == "add" and last == "-":
-            parent.append(clone(op["value"]))
-            return doc
-        index = _index(last, path)
-        limit = len(parent) + (1 if op["op"] == "add" else 0)
-        if index >= limit:
-            raise ValueError(f"{op['op']} {path}: index out of range")
-        if op["op"] == "add":
-            parent.insert(index, clone(op["value"]))
-        elif op["op"] == "remove":
-            del parent[index]
-        else:
-            parent[index] = clone(op["value"])
-    else:
-        raise ValueError(f"{op['op']} {path}: the parent is not a container")
-    return doc
-
-
-def _step(node: Any, token: str, path: str) -> Any:
-    if isinstance(node, dict) and token in node:
-        return node[token]
-    if isinstance(node, list):
-        index = _index(token, path)
-        if index < len(node):
-            return node[index]
-    raise ValueError(f"{path}: no such location")
-
-
-def _index(token: str, path: str) -> int:
-    if not (token.isascii() and token.isdigit()) or (len(token) > 1 and token[0] == "0"):
-        raise ValueError(f"{path}: {token!r} is not an array index")
-    return int(token)

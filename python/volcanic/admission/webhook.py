@@ -51,8 +51,6 @@ from volcanic.admission.http_wire import REASONS, Request, Response
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
-
 # path -> (kind, mutating)
 PATHS = {
     "/jobs/mutate": ("Job", True), "/jobs/validate": ("Job", False),

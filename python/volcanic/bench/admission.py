@@ -101,7 +101,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def run_admission(preset: str = "admission", jobs: int | None = None, clients: int | None = None) -> dict[str, Any]:
-    from volcanic.admission.review import apply_patch
+    from volcanic.kube.patch import apply_json_patch
 
     n_jobs, n_clients = ADMISSION_PRESETS[preset]
     n_jobs, n_clients = jobs or n_jobs, clients or n_clients
@@ -140,7 +140,7 @@ def run_admission(preset: str = "admission", jobs: int | None = None, clients: i
                         continue
                     if answer.get("patch"):
                         seen["patched"] += 1
-                        job = apply_patch(job, json.loads(base64.b64decode(answer["patch"])))
+                        job = apply_json_patch(job, json.loads(base64.b64decode(answer["patch"])))
                     took, answer = post(c, "/jobs/validate", json.dumps(review(f"v-{i}", "CREATE", job)).encode())
                     mine["validate"].append(took)
                     if answer is None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from volcanic.bench.synth import NODE_SHAPES
 from volcanic.kube.keys import JOB_API_VERSION, SCHEDULING_API_VERSION
+from volcanic.kube.objects import dig, status_of
 
 # preset -> (nodes, jobs, pods per job, queues, arrival window s, (min, max) duration s)
 E2E_PRESETS = {
@@ -62,10 +63,10 @@ def run_e2e(preset: str, seed: int = 1, conf: Any = None) -> dict[str, Any]:
         c.apply(_job(j, pods, queues, durations, rng))
     c.run_until(all_finished, limit=86400, step=60)
     wall = time.perf_counter() - start
-    succeeded = sum(1 for p in c.list("Pod") if (p.get("status") or {}).get("phase") == "Succeeded")
+    succeeded = sum(1 for p in c.list("Pod") if status_of(p).get("phase") == "Succeeded")
     phases: dict[str, int] = {}
     for job in c.list("Job"):
-        phase = ((job.get("status") or {}).get("state") or {}).get("phase") or "Pending"
+        phase = dig(job, "status", "state", "phase") or "Pending"
         phases[phase] = phases.get(phase, 0) + 1
     return {"preset": preset, "nodes": n_nodes, "jobs": n_jobs, "pods": n_jobs * pods,
             "wall_s": round(wall, 2), "simulated_s": c.now, "pods_completed": succeeded,

@@ -31,6 +31,7 @@ import time
 from typing import Any, Callable
 
 from volcanic.kube.keys import JOB_API_VERSION
+from volcanic.kube.objects import spec_of, status_of
 from volcanic.kube.store import Watch
 from volcanic.real.client import KubeClient
 from volcanic.real.devcluster.cluster import KWOK_TOLERATION, DevCluster, kwok_node
@@ -73,9 +74,9 @@ class PodTimes(Watch):
         if obj["metadata"].get("namespace") != self.namespace:
             return
         name = obj["metadata"]["name"]
-        if obj.get("spec", {}).get("nodeName"):
+        if spec_of(obj).get("nodeName"):
             self.bound.setdefault(name, now)
-        if (obj.get("status") or {}).get("phase") == "Running":
+        if status_of(obj).get("phase") == "Running":
             self.running.setdefault(name, now)
 
     def last_bound(self, alive: Callable[[], None]) -> float:
@@ -181,7 +182,7 @@ def _ensure_nodes(store: KubeStore, count: int) -> None:
 
 def _ready(node: dict) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (node.get("status") or {}).get("conditions") or [])
+               for c in status_of(node).get("conditions") or [])
 
 
 def _build_floor(path: str, directory: str) -> str:

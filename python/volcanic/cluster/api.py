@@ -25,7 +25,7 @@ from volcanic.cluster.store import MemoryStore
 from volcanic.kube import crds
 from volcanic.kube.errors import AdmissionError, InvalidObject
 from volcanic.kube.kinds import KINDS
-from volcanic.kube.objects import Obj
+from volcanic.kube.objects import Obj, meta_of
 from volcanic.kube.store import Watch, done
 
 _POD_MUTABLE = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")
@@ -99,7 +99,7 @@ class EmbeddedApi:
         kind = obj.get("kind")
         schema = self.check_schemas and kind in crds.SCHEMAS
         if kind == "Pod" or schema or self.admission.has_rules(kind, "UPDATE"):
-            meta = obj.get("metadata") or {}
+            meta = meta_of(obj)
             old = self.store.shared.get(kind, meta.get("name", ""), meta.get("namespace"))
             if old is not None:
                 if kind == "Pod":
@@ -144,7 +144,7 @@ class EmbeddedApi:
         if class_name:
             pc = self.store.shared.get("PriorityClass", class_name)
             if pc is None:
-                meta = pod.get("metadata") or {}
+                meta = meta_of(pod)
                 raise AdmissionError(f'no PriorityClass with name {class_name} was found', kind="Pod",
                                      namespace=meta.get("namespace"), name=meta.get("name"))
             value = pc.get("value", 0)
@@ -159,7 +159,7 @@ class EmbeddedApi:
         kind = KINDS.get(obj.get("kind"))
         if kind is None or not kind.namespaced:
             return
-        namespace = (obj.get("metadata") or {}).get("namespace") or "default"
+        namespace = meta_of(obj).get("namespace") or "default"
         if self.store.shared.get("Namespace", namespace) is None:
             self.store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace},
                                "status": {"phase": "Active"}})

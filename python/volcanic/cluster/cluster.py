@@ -27,7 +27,8 @@ from volcanic.kube.clock import rfc3339
 from volcanic.kube.errors import InvalidObject, NotFound, StoreError
 from volcanic.kube.informers import Informers
 from volcanic.kube.kinds import KINDS, kind_named
-from volcanic.kube.objects import Obj, clone, describe
+from volcanic.kube.objects import Obj, annotations_of, clone, describe, status_of
+from volcanic.kube.patch import LAST_APPLIED, create_merge_patch, merge_patch
 from volcanic.scheduler.loop import SchedulerLoop
 
 SCHEDULER_NAME = "volcano"
@@ -74,39 +75,6 @@ def _plain(obj: Any, owner: str, path: str = "") -> Any:
     if hasattr(obj, "isoformat"):
         return obj.isoformat()
     raise InvalidObject(f"{owner}: {path}: unsupported value of type {type(obj).__name__}")
-
-
-LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-
-
-def apply_patch(last: Any, new: Any) -> Any:
-    """The merge patch that turns the last applied configuration into the new one: fields
-    dropped become null, changed ones are sent whole (a changed list replaces the live
-    one, as `kubectl apply` does for custom resources), unchanged ones are left out."""
-    if not isinstance(last, dict) or not isinstance(new, dict):
-        return new
-    patch = {k: None for k in last if k not in new}
-    for k, v in new.items():
-        if isinstance(v, dict) and isinstance(last.get(k), dict):
-            sub = apply_patch(last[k], v)
-            if sub:
-                patch[k] = sub
-        elif v != last.get(k):
-            patch[k] = v
-    return patch
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch: maps merge key by key, null removes, anything else replaces."""
-    if not isinstance(patch, dict):
-        return clone(patch)
-    out = dict(target) if isinstance(target, dict) else {}
-    for k, v in patch.items():
-        if v is None:
-            out.pop(k, None)
-        else:
-            out[k] = merge_patch(out.get(k), v)
-    return out
 
 
 def _load_conf(conf: Any) -> Any:
@@ -223,7 +191,7 @@ class Cluster:
         pod = self.api.get("Pod", name, namespace)
         if pod is None:
             raise KeyError(f"Pod {namespace}/{name} not found")
-        status = pod.get("status") or {}
+        status = status_of(pod)
         conds = [c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"]
         conds.append({"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
                       "message": "Eviction API: evicting", "lastTransitionTime": self._stamp()})
@@ -277,7 +245,7 @@ class Cluster:
         filled in by admission or controllers stay. A resourceVersion sent is a
         precondition: a stale one is a Conflict."""
         meta = obj["metadata"]
-        if LAST_APPLIED in (meta.get("annotations") or {}):  # an object read back and re-applied
+        if LAST_APPLIED in annotations_of(obj):  # an object read back and re-applied
             obj = merge_patch(obj, {"metadata": {"annotations": {LAST_APPLIED: None}}})
             meta = obj["metadata"]
         config = json.dumps(obj, sort_keys=True, separators=(",", ":"))
@@ -286,9 +254,9 @@ class Cluster:
             new = self.api.create(merge_patch(obj, {"metadata": {"annotations": {LAST_APPLIED: config}}}))
             done.append(("created", new))
             return new
-        annotations = old["metadata"].get("annotations") or {}
+        annotations = annotations_of(old)
         last = json.loads(annotations[LAST_APPLIED]) if LAST_APPLIED in annotations else None
-        patch = apply_patch(last, obj)
+        patch = create_merge_patch(last, obj)
         patch_meta = patch.setdefault("metadata", {})
         if not isinstance(patch_meta.get("annotations"), dict):
             patch_meta["annotations"] = {}

@@ -22,6 +22,7 @@ from volcanic.kube.clock import Timer, rfc3339
 from volcanic.kube.duration import parse_duration
 from volcanic.kube.events import Recorder
 from volcanic.kube.informers import Handler
+from volcanic.kube.objects import annotation, spec_of, status_of
 
 START_DELAY = "volcanic/sim-start-delay"
 DURATION = "volcanic/sim-duration"
@@ -29,12 +30,8 @@ EXIT_CODE = "volcanic/sim-exit-code"
 TERMINAL = ("Succeeded", "Failed")
 
 
-def _annotation(obj: dict, name: str) -> str | None:
-    return (obj.get("metadata", {}).get("annotations") or {}).get(name)
-
-
 def node_ready(node: dict) -> bool:
-    for c in (node.get("status") or {}).get("conditions") or []:
+    for c in status_of(node).get("conditions") or []:
         if c.get("type") == "Ready":
             return c.get("status") == "True"
     return True  # a node that reports no conditions is taken as Ready
@@ -58,9 +55,9 @@ class Kubelets(Controller):
 
     # Event handlers.
     def _pod_changed(self, pod: dict) -> None:
-        meta, status = pod["metadata"], pod.get("status") or {}
+        meta, status = pod["metadata"], status_of(pod)
         key = (meta["namespace"], meta["name"])
-        node_name = (pod.get("spec") or {}).get("nodeName")
+        node_name = spec_of(pod).get("nodeName")
         if not node_name or status.get("phase") in TERMINAL or key in self._timers:
             return
         if status.get("phase") == "Pending" and not status.get("startTime"):
@@ -91,7 +88,7 @@ class Kubelets(Controller):
             return
         self._timers.pop(key, None)
         pod = self.ctx.lister.get("Pod", key[1], key[0])
-        if pod is None or pod["metadata"]["uid"] != uid or (pod.get("status") or {}).get("phase") in TERMINAL:
+        if pod is None or pod["metadata"]["uid"] != uid or status_of(pod).get("phase") in TERMINAL:
             return
         if what == "start":
             self._start(pod)
@@ -106,7 +103,7 @@ class Kubelets(Controller):
             return
         now = rfc3339(self.ctx.clock.now())
         self._ips += 1
-        status = dict(pod.get("status") or {})  # fields are replaced, never changed in place
+        status = dict(status_of(pod))  # fields are replaced, never changed in place
         status.update(phase="Running", startTime=now, hostIP=self._host_ip(node),
                       podIP=f"10.{self._ips >> 16 & 255}.{self._ips >> 8 & 255}.{self._ips & 255}",
                       conditions=self._conditions(status, now, ready=True),
@@ -126,7 +123,7 @@ class Kubelets(Controller):
         code = self._exit_code(pod)
         policy = pod["spec"].get("restartPolicy") or "Always"
         now = rfc3339(self.ctx.clock.now())
-        status = dict(pod.get("status") or {})  # fields are replaced, never changed in place
+        status = dict(status_of(pod))  # fields are replaced, never changed in place
         restarts = max((c.get("restartCount", 0) for c in status.get("containerStatuses") or []), default=0)
         terminated = {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
                                      "finishedAt": now, "startedAt": status.get("startTime", now)}}
@@ -149,7 +146,7 @@ class Kubelets(Controller):
 
     def _restart(self, pod: dict) -> None:
         now = rfc3339(self.ctx.clock.now())
-        status = dict(pod.get("status") or {})  # fields are replaced, never changed in place
+        status = dict(status_of(pod))  # fields are replaced, never changed in place
         status["containerStatuses"] = [
             dict(c, ready=True, restartCount=c.get("restartCount", 0) + 1, state={"running": {"startedAt": now}})
             for c in status.get("containerStatuses") or []]
@@ -160,10 +157,10 @@ class Kubelets(Controller):
     def _fail_pods_of(self, node_name: str) -> None:
         now = rfc3339(self.ctx.clock.now())
         for pod in self.ctx.lister.by_index("Pod", "node", node_name):
-            if (pod.get("status") or {}).get("phase") in TERMINAL:
+            if status_of(pod).get("phase") in TERMINAL:
                 continue
             self._pod_deleted(pod)
-            status = dict(pod.get("status") or {})  # fields are replaced, never changed in place
+            status = dict(status_of(pod))  # fields are replaced, never changed in place
             status.update(phase="Failed", reason="NodeLost",
                           message=f"Node {node_name} which was running pod {pod['metadata']['name']} "
                                   "is unresponsive",
@@ -177,18 +174,18 @@ class Kubelets(Controller):
     def _write(self, pod: dict, status: dict) -> None:
         self.ctx.store.update_status(dict(pod, status=status))
 
-    def _seconds(self, obj: dict, annotation: str, default: float | None) -> float | None:
-        value = _annotation(obj, annotation)
+    def _seconds(self, obj: dict, key: str, default: float | None) -> float | None:
+        value = annotation(obj, key)
         if value is None:
             return default
         try:
-            return parse_duration(value, f"metadata.annotations[{annotation}]")
+            return parse_duration(value, f"metadata.annotations[{key}]")
         except ValueError as e:
             self._recorder.event(obj, "Warning", "InvalidSimulation", str(e))
             return default
 
     def _exit_code(self, pod: dict) -> int:
-        value = _annotation(pod, EXIT_CODE)
+        value = annotation(pod, EXIT_CODE)
         try:
             return int(value) if value is not None else 0
         except ValueError:
@@ -198,7 +195,7 @@ class Kubelets(Controller):
 
     @staticmethod
     def _host_ip(node: dict) -> str:
-        for a in (node.get("status") or {}).get("addresses") or []:
+        for a in status_of(node).get("addresses") or []:
             if a.get("type") == "InternalIP":
                 return a.get("address", "")
         return ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from volcanic.kube.clock import seconds_of
+from volcanic.kube.objects import dig, spec_of, status_of
 
 FINAL_PHASES = ("Completed", "Failed", "Terminated", "Aborted")
 
@@ -15,11 +16,11 @@ def job_report(cluster: Any) -> list[dict[str, Any]]:
     reached), restarts (status.retryCount), and the pod counts."""
     rows = []
     for job in cluster.list("Job"):
-        status = job.get("status") or {}
-        phase = (status.get("state") or {}).get("phase") or "Pending"
+        status = status_of(job)
+        phase = dig(status, "state", "phase") or "Pending"
         when = {c.get("status"): _since(cluster, c.get("lastTransitionTime")) for c in status.get("conditions") or []}
         meta = job["metadata"]
-        rows.append({"job": f"{meta['namespace']}/{meta['name']}", "queue": (job.get("spec") or {}).get("queue", "default"),
+        rows.append({"job": f"{meta['namespace']}/{meta['name']}", "queue": spec_of(job).get("queue", "default"),
                      "phase": phase, "start": when.get("Running"),
                      "end": when.get(phase) if phase in FINAL_PHASES else None,
                      "restarts": status.get("retryCount", 0),
@@ -34,7 +35,7 @@ def _since(cluster: Any, timestamp: str | None) -> float | None:
 
 def all_finished(cluster: Any) -> bool:
     """Every Job is in a final phase (read from the cluster's read-only cache: no copies)."""
-    return all(((j.get("status") or {}).get("state") or {}).get("phase") in FINAL_PHASES
+    return all(dig(j, "status", "state", "phase") in FINAL_PHASES
                for j in cluster.informers.list("Job"))
 
 

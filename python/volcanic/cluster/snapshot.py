@@ -8,7 +8,7 @@ from volcanic.cluster.store import MemoryStore
 from volcanic.controllers.queue import ensure_default_queues
 from volcanic.kube.errors import InvalidObject
 from volcanic.kube.kinds import kind_named
-from volcanic.kube.objects import Obj
+from volcanic.kube.objects import Obj, as_map, meta_of
 
 
 def snapshot_lister(objects: Iterable[Obj] = ()) -> Any:
@@ -27,9 +27,9 @@ def snapshot_lister(objects: Iterable[Obj] = ()) -> Any:
         obj = dict(obj)
         status = obj.get("status")
         if kind.name == "Queue":
-            status = dict(status) if isinstance(status, dict) else {}
+            status = dict(as_map(status))
             status.setdefault("state", "Open")
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        meta = meta_of(obj)
         existing = store.get(kind.name, meta.get("name", ""), meta.get("namespace")) \
             if isinstance(meta.get("name"), str) and meta.get("name") else None
         if existing is not None:

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable
 from volcanic.kube.clock import EPOCH, rfc3339
 from volcanic.kube.errors import AlreadyExists, Conflict, InvalidObject, NotFound
 from volcanic.kube.kinds import KINDS, Kind, kind_named
-from volcanic.kube.objects import Key, Obj, clone
+from volcanic.kube.objects import Key, Obj, annotations_of, clone, status_of
 from volcanic.kube.store import Watch, done
 
 # A fixed prefix with the version-8 (RFC 9562: custom) and variant bits set.
@@ -204,14 +204,14 @@ class MemoryStore:
         bound = old["spec"].get("nodeName")
         if bound:
             raise Conflict("Pod", key[0], name, f'pod {name} is already assigned to node "{bound}"')
-        status = dict(old.get("status") or {})  # committed values are shared, never changed
+        status = dict(status_of(old))  # committed values are shared, never changed
         conditions = [c for c in status.get("conditions", []) if c.get("type") != "PodScheduled"]
         conditions.append({"type": "PodScheduled", "status": "True",
                            "lastTransitionTime": rfc3339(self._clock())})
         status["conditions"] = conditions
         meta = dict(old["metadata"])
         if annotations:  # as the API server's binding storage merges the Binding's
-            meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
+            meta["annotations"] = {**annotations_of(old), **annotations}
         new = dict(old, metadata=meta, spec=dict(old["spec"], nodeName=node), status=status)
         return self._commit("MODIFIED", kind, key, new)
 

@@ -17,21 +17,21 @@ from volcanic.controllers.runtime import Context, Controller
 from volcanic.kube.clock import Timer, seconds_of
 from volcanic.kube.errors import StoreError
 from volcanic.kube.informers import Handler
-from volcanic.kube.objects import Obj
+from volcanic.kube.objects import Obj, dig, spec_of
 
 FINISHED = ("Completed", "Failed", "Terminated")
 
 
 def needs_cleanup(job: Obj) -> bool:
     """needsCleanup: a TTL is set and the job has finished."""
-    return ((job.get("spec") or {}).get("ttlSecondsAfterFinished") is not None
-            and ((job.get("status") or {}).get("state") or {}).get("phase") in FINISHED)
+    return (spec_of(job).get("ttlSecondsAfterFinished") is not None
+            and dig(job, "status", "state", "phase") in FINISHED)
 
 
 def expire_at(job: Obj) -> float | None:
     """lastTransitionTime + TTL in clock seconds; None when the finish time is unknown
     (Volcano reports an error for it and retries)."""
-    finished = seconds_of(((job.get("status") or {}).get("state") or {}).get("lastTransitionTime"))
+    finished = seconds_of(dig(job, "status", "state", "lastTransitionTime"))
     if finished is None:
         return None
     return finished + float(job["spec"]["ttlSecondsAfterFinished"])

@@ -55,7 +55,7 @@ from volcanic.kube.keys import (
     SCHEDULING_API_VERSION,
 )
 from volcanic.kube.kinds import KINDS
-from volcanic.kube.objects import Obj, clone
+from volcanic.kube.objects import Obj, annotation, annotations_of, as_map, clone, dig, labels_of, spec_of, status_of
 
 PG_PREFIX = "podgroup-"
 ANNOTATION_PREFIX = "volcano.sh/"
@@ -93,7 +93,7 @@ def _limits_spec(spec: Obj) -> Obj:
         out: Obj = {"name": c.get("name", "")}
         if "restartPolicy" in c:
             out["restartPolicy"] = c["restartPolicy"]  # sidecars are summed, as for requests
-        limits = (c.get("resources") or {}).get("limits")
+        limits = dig(c, "resources", "limits")
         if limits:
             out["resources"] = {"requests": limits}
         return out
@@ -152,8 +152,8 @@ def quota_usage(spec: Obj, terminal: bool = False, where: str = "spec") -> dict[
 
 def pod_quota_usage(pod: Obj) -> dict[str, tuple[int, str]]:
     """quota_usage of a pod: a Succeeded or Failed one counts only as an object."""
-    terminal = (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
-    return quota_usage(pod.get("spec") or {}, terminal)
+    terminal = status_of(pod).get("phase") in ("Succeeded", "Failed")
+    return quota_usage(spec_of(pod), terminal)
 
 
 def min_resources(pod: Obj, min_member: int) -> dict[str, str]:
@@ -203,7 +203,7 @@ def _network_topology(annotations: dict[str, str]) -> Obj | None:
 def _replicas(workload: Obj) -> int:
     """spec.replicas, 1 when absent (the API server's default); not an integer is an
     InvalidObject naming the workload and the field."""
-    value = (workload.get("spec") or {}).get("replicas", 1)
+    value = spec_of(workload).get("replicas", 1)
     if isinstance(value, bool) or not isinstance(value, int):
         meta = workload["metadata"]
         raise InvalidObject(f"{workload.get('kind')} {meta.get('namespace')}/{meta['name']}: spec.replicas: "
@@ -214,10 +214,9 @@ def _replicas(workload: Obj) -> int:
 def _selected_labels(workload: Obj) -> dict[str, str]:
     """The labels a workload's pods carry, for addReplicaSet/addStatefulSet's pod lookup: its
     selector's matchLabels, and a StatefulSet's current revision (controller-revision-hash)."""
-    selector = ((workload.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
-    labels = dict(selector) if isinstance(selector, dict) else {}
+    labels = dict(as_map(dig(workload, "spec", "selector", "matchLabels")))
     if labels and workload.get("kind") == "StatefulSet":
-        labels[REVISION_HASH] = str((workload.get("status") or {}).get("updateRevision") or "")
+        labels[REVISION_HASH] = str(status_of(workload).get("updateRevision") or "")
     return labels
 
 
@@ -232,9 +231,9 @@ def _workload_owner(pg: Obj) -> tuple[str, str] | None:
 
 def _differs(have: Obj, want: Obj) -> bool:
     """Whether a PodGroup's spec, labels or annotations differ from those built for it."""
-    if (have.get("spec") or {}) != want["spec"]:
+    if spec_of(have) != want["spec"]:
         return True
-    return any((have["metadata"].get(f) or {}) != (want["metadata"].get(f) or {}) for f in ("labels", "annotations"))
+    return labels_of(have) != labels_of(want) or annotations_of(have) != annotations_of(want)
 
 
 class PodGroupController(Controller):
@@ -283,9 +282,9 @@ class PodGroupController(Controller):
 
     def _needs_group(self, pod: Obj) -> bool:
         """A pod of Volcano's schedulers that no PodGroup has yet."""
-        if (pod.get("spec") or {}).get("schedulerName") not in self.ctx.scheduler_names:
+        if spec_of(pod).get("schedulerName") not in self.ctx.scheduler_names:
             return False
-        return not (pod["metadata"].get("annotations") or {}).get(GROUP_NAME)
+        return not annotation(pod, GROUP_NAME)
 
     def _sync_workload(self, kind: str, namespace: str, name: str) -> None:
         """addReplicaSet / addStatefulSet (see the module docstring)."""
@@ -314,7 +313,7 @@ class PodGroupController(Controller):
         if not labels:
             return None
         pods = [p for p in self.ctx.lister.list("Pod", namespace)
-                if labels.items() <= (p["metadata"].get("labels") or {}).items()]
+                if labels.items() <= labels_of(p).items()]
         return min(pods, key=lambda p: p["metadata"]["name"], default=None)
 
     def _create_podgroup(self, pod: Obj) -> None:
@@ -352,12 +351,11 @@ class PodGroupController(Controller):
     def build_podgroup(self, pod: Obj, pg_name: str) -> Obj:
         """buildPodGroupFromPod."""
         meta = pod["metadata"]
-        pod_annotations = meta.get("annotations") or {}
-        pod_labels = meta.get("labels") or {}
+        pod_annotations, pod_labels = annotations_of(pod), labels_of(pod)
         owner_annotations = self._owner_annotations(pod) if self.inherit_owner_annotations else {}
         min_member = self._min_member(owner_annotations)
         spec: Obj = {"minMember": min_member, "queue": pod_annotations.get(POD_QUEUE_NAME) or "default"}
-        if (pod.get("spec") or {}).get("priorityClassName"):
+        if spec_of(pod).get("priorityClassName"):
             spec["priorityClassName"] = pod["spec"]["priorityClassName"]
         spec["minResources"] = min_resources(pod, min_member)
         annotations = {k: v for k, v in owner_annotations.items() if k.startswith(ANNOTATION_PREFIX)}
@@ -393,7 +391,7 @@ class PodGroupController(Controller):
             if not (ref.get("apiVersion") or "").startswith(group) or not KINDS[kind].api_version.startswith(group):
                 continue  # e.g. kind Job here is Volcano's Job, not batch/v1
             owner = self.ctx.lister.get(kind, name, pod["metadata"]["namespace"])
-            for k, v in ((owner or {}).get("metadata", {}).get("annotations") or {}).items():
+            for k, v in annotations_of(owner).items():
                 out.setdefault(k, v)
         return out
 
@@ -416,7 +414,7 @@ class PodGroupController(Controller):
         current = self.ctx.lister.get("Pod", meta["name"], meta["namespace"])
         if current is None or current["metadata"].get("uid") != meta.get("uid"):
             return
-        annotations = current["metadata"].get("annotations") or {}
+        annotations = annotations_of(current)
         if annotations.get(GROUP_NAME):
             return
         self.ctx.store.update(dict(current, metadata=dict(current["metadata"],

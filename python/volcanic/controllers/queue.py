@@ -35,7 +35,7 @@ from volcanic.controllers.runtime import Context, Controller
 from volcanic.kube.errors import NotFound, StoreError
 from volcanic.kube.informers import Handler
 from volcanic.kube.kinds import KINDS
-from volcanic.kube.objects import Obj, clone
+from volcanic.kube.objects import Obj, annotation, as_map, clone, spec_of, status_of
 from volcanic.kube.queues import default_queues
 from volcanic.kube.store import Store
 
@@ -65,15 +65,11 @@ def ensure_default_queues(store: Store) -> None:
 
 
 def _state(q: Obj) -> str:
-    return (q.get("status") or {}).get("state") or ""
-
-
-def _annotation(q: Obj, key: str) -> str | None:
-    return (q["metadata"].get("annotations") or {}).get(key)
+    return status_of(q).get("state") or ""
 
 
 def _is_queue_target(cmd: Obj) -> bool:
-    target = cmd.get("target") or {}
+    target = as_map(cmd.get("target"))
     return isinstance(target, dict) and target.get("kind") == "Queue" and bool(target.get("name"))
 
 
@@ -103,16 +99,16 @@ class QueueController(Controller):
         self._sync(q["metadata"]["name"])
 
     def _queue_updated(self, old: Obj, new: Obj) -> None:
-        if (old.get("spec") or {}).get("parent") != (new.get("spec") or {}).get("parent"):
+        if spec_of(old).get("parent") != spec_of(new).get("parent"):
             self._sync(new["metadata"]["name"])
 
     @staticmethod
     def _pg_queue(pg: Obj) -> str:
-        return (pg.get("spec") or {}).get("queue") or "default"
+        return spec_of(pg).get("queue") or "default"
 
     def _count(self, pg: Obj, delta: int) -> None:
         phases = self._phases.setdefault(self._pg_queue(pg), {})
-        phase = (pg.get("status") or {}).get("phase") or ""
+        phase = status_of(pg).get("phase") or ""
         phases[phase] = phases.get(phase, 0) + delta
 
     def _pg_added(self, pg: Obj) -> None:
@@ -125,7 +121,7 @@ class QueueController(Controller):
 
     def _pg_updated(self, old: Obj, new: Obj) -> None:
         old_queue, new_queue = self._pg_queue(old), self._pg_queue(new)
-        old_phase, new_phase = (old.get("status") or {}).get("phase"), (new.get("status") or {}).get("phase")
+        old_phase, new_phase = status_of(old).get("phase"), status_of(new).get("phase")
         if old_queue == new_queue and old_phase == new_phase:
             return  # the counts and the queue's state stay
         self._count(old, -1)
@@ -188,7 +184,7 @@ class QueueController(Controller):
         state = _state(q)
         if state not in ("", OPEN, CLOSED, CLOSING, UNKNOWN):
             raise QueueError(f"queue {name} state {state} is invalid")
-        if event == COMMAND_ISSUED and action == CLOSE_QUEUE and _annotation(q, CLOSED_BY_PARENT) == "true":
+        if event == COMMAND_ISSUED and action == CLOSE_QUEUE and annotation(q, CLOSED_BY_PARENT) == "true":
             # A manual close: re-opening the parent must not re-open this queue.
             q = self._set_annotation(q, CLOSED_BY_PARENT, "false")
         try:
@@ -232,7 +228,7 @@ class QueueController(Controller):
 
     def _sync_queue(self, q: Obj, state: str) -> None:
         q = self._ensure_parent(q)
-        old = q.get("status") or {}
+        old = status_of(q)
         status = dict(old, state=state)
         status.setdefault("allocated", {})
         if status != old:
@@ -264,7 +260,7 @@ class QueueController(Controller):
         return [c for c in self.ctx.lister.by_index("Queue", "parent", name) if c["metadata"]["name"] != name]
 
     def _parent_of(self, q: Obj) -> str:
-        return (q.get("spec") or {}).get("parent") or "root"
+        return spec_of(q).get("parent") or "root"
 
     def _sync_hierarchy(self, q: Obj) -> None:
         name = q["metadata"]["name"]
@@ -280,11 +276,11 @@ class QueueController(Controller):
                 self._set_annotation(q, CLOSED_BY_PARENT, "true")
                 self.queue.add((name, CLOSE_QUEUE, ""))
         elif parent_state == OPEN:
-            if state in (CLOSED, CLOSING) and _annotation(q, CLOSED_BY_PARENT) == "true":
+            if state in (CLOSED, CLOSING) and annotation(q, CLOSED_BY_PARENT) == "true":
                 self.queue.add((name, OPEN_QUEUE, ""))
 
     def _open_children(self, q: Obj) -> None:
-        name, parent_name = q["metadata"]["name"], (q.get("spec") or {}).get("parent") or ""
+        name, parent_name = q["metadata"]["name"], spec_of(q).get("parent") or ""
         if parent_name not in ("", "root"):
             parent = self.ctx.lister.get("Queue", parent_name)
             if parent is None:
@@ -294,20 +290,20 @@ class QueueController(Controller):
                 raise QueueError(f"Failed to open queue {name} because its parent queue {parent_name} "
                                  "is closing or closed. Open the parent queue first.")
         for child in self._children(name):
-            if _annotation(child, CLOSED_BY_PARENT) == "true":
+            if annotation(child, CLOSED_BY_PARENT) == "true":
                 self.queue.add((child["metadata"]["name"], OPEN_QUEUE, ""))
 
     # Writes.
     def _write_state(self, q: Obj, state: str) -> Obj:
         """Sets status.state, keeping the rest of the status (read-modify-write of the cached
         object: a Conflict, e.g. with the scheduler's allocated, is retried by the Runner)."""
-        status = dict(q.get("status") or {}, state=state)
+        status = dict(status_of(q), state=state)
         status.setdefault("allocated", {})
         return self.ctx.store.update_status(dict(q, status=status))
 
     def _ensure_parent(self, q: Obj) -> Obj:
         """updateQueueParent: a JSON patch adding spec.parent=root."""
-        if q["metadata"]["name"] == "root" or (q.get("spec") or {}).get("parent"):
+        if q["metadata"]["name"] == "root" or spec_of(q).get("parent"):
             return q
         def add_parent(o: Obj) -> None:
             spec = o.setdefault("spec", {})
@@ -317,7 +313,7 @@ class QueueController(Controller):
 
     def _set_annotation(self, q: Obj, key: str, value: str) -> Obj:
         """updateQueueAnnotation: a patch unless the annotation already has the value."""
-        if _annotation(q, key) == value:
+        if annotation(q, key) == value:
             return q
         return self._patch(q["metadata"]["name"],
                            lambda o: o["metadata"].setdefault("annotations", {}).__setitem__(key, value))

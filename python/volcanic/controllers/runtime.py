@@ -15,7 +15,7 @@ from volcanic.kube import keys
 from volcanic.kube.clock import Clock
 from volcanic.kube.errors import StoreError
 from volcanic.kube.informers import Handler, Indexes, Informers, Lister
-from volcanic.kube.objects import Obj, label
+from volcanic.kube.objects import Obj, annotation, label, spec_of, status_of
 from volcanic.kube.store import Store
 
 
@@ -28,10 +28,10 @@ def _restarted_task_of_pod(pod: Obj) -> list[str]:
     """"ns/job/task" for a Pending or Running pod of a Volcano Job with a restarted container:
     the job controller sums their restarts on every pod update (its TaskFailed check), and most
     tasks have none, so the sum is over this index and not over all the task's pods."""
-    status = pod.get("status") or {}
+    status = status_of(pod)
     if status.get("phase") not in ("Pending", "Running") or not _restarted(status):
         return []
-    task = (pod["metadata"].get("annotations") or {}).get(keys.TASK_SPEC)
+    task = annotation(pod, keys.TASK_SPEC)
     return [f"{job}/{task}" for job in _job_of_pod(pod)] if isinstance(task, str) else []
 
 
@@ -47,12 +47,12 @@ def _restarted(status: Obj) -> bool:
 def _parent_of_queue(q: Obj) -> list[str]:
     if q["metadata"]["name"] == "root":
         return []
-    parent = (q.get("spec") or {}).get("parent") or "root"
+    parent = spec_of(q).get("parent") or "root"
     return [parent] if isinstance(parent, str) else []
 
 
 def _node_of_pod(pod: Obj) -> list[str]:
-    node = (pod.get("spec") or {}).get("nodeName")
+    node = spec_of(pod).get("nodeName")
     return [node] if node and isinstance(node, str) else []
 
 

@@ -52,7 +52,7 @@ from volcanic.kube.clock import rfc3339, seconds_of
 from volcanic.kube.errors import AlreadyExists, InvalidObject, NotFound
 from volcanic.kube.events import Recorder
 from volcanic.kube.informers import Handler
-from volcanic.kube.objects import Obj, clone, describe
+from volcanic.kube.objects import Obj, annotation, annotations_of, clone, describe, labels_of, spec_of, status_of
 from volcanic.kube.quantity import format_quantity, parse_quantity
 from volcanic.kube.store import Store
 
@@ -108,10 +108,6 @@ def _field(obj: Obj, path: str, kind: type | tuple[type, ...], default: Any = No
 _TYPE_NAMES = {"str": "string", "dict": "map", "list": "list", "str or int or float": "quantity"}
 
 
-def _annotations(obj: Obj) -> dict[str, str]:
-    return obj["metadata"].get("annotations") or {}
-
-
 def _strings(obj: Obj, path: str) -> list[str]:
     values = _field(obj, path, list, [])
     for i, v in enumerate(values):
@@ -132,18 +128,18 @@ def _quantity(obj: Obj, path: str) -> Fraction | None:
 
 def claim_class(claim: Obj) -> str:
     """GetPersistentVolumeClaimClass: the beta annotation, else spec.storageClassName, else ""."""
-    beta = _annotations(claim).get(BETA_STORAGE_CLASS)
+    beta = annotation(claim, BETA_STORAGE_CLASS)
     return beta if beta is not None else _field(claim, "spec.storageClassName", str, "")
 
 
 def claim_has_class(claim: Obj) -> bool:
     """PersistentVolumeClaimHasClass: a class was asked for, "" (no class) included."""
-    return BETA_STORAGE_CLASS in _annotations(claim) or _field(claim, "spec.storageClassName", str) is not None
+    return BETA_STORAGE_CLASS in annotations_of(claim) or _field(claim, "spec.storageClassName", str) is not None
 
 
 def volume_class(pv: Obj) -> str:
     """GetPersistentVolumeClass: the beta annotation, else spec.storageClassName, else ""."""
-    beta = _annotations(pv).get(BETA_STORAGE_CLASS)
+    beta = annotation(pv, BETA_STORAGE_CLASS)
     return beta if beta is not None else _field(pv, "spec.storageClassName", str, "")
 
 
@@ -182,7 +178,7 @@ def is_bound_to(pv: Obj, claim: Obj) -> bool:
 
 def default_class(classes: Iterable[Obj]) -> Obj | None:
     """GetDefaultClass: of the classes annotated default, the newest, then the first by name."""
-    defaults = [c for c in classes if "true" in (_annotations(c).get(DEFAULT_CLASS), _annotations(c).get(BETA_DEFAULT_CLASS))]
+    defaults = [c for c in classes if "true" in (annotation(c, DEFAULT_CLASS), annotation(c, BETA_DEFAULT_CLASS))]
     if not defaults:
         return None
     return min(defaults, key=lambda c: (-(seconds_of(c["metadata"].get("creationTimestamp")) or 0.0),
@@ -278,8 +274,8 @@ def find_best_match(claim: Obj, volumes: Iterable[Obj], delay_binding: bool) -> 
                 continue
             if ref is not None:
                 return pv  # reserved for this claim (by a user, a provisioner or the scheduler)
-            if (delay_binding or (pv.get("status") or {}).get("phase") != "Available"
-                    or selector is not None and not selector(pv["metadata"].get("labels") or {})
+            if (delay_binding or status_of(pv).get("phase") != "Available"
+                    or selector is not None and not selector(labels_of(pv))
                     or volume_class(pv) != wanted_class):
                 continue
         except InvalidObject:
@@ -325,7 +321,7 @@ def pinned_topology(cls: Obj, node: Obj | None) -> list[tuple[str, str]]:
         return []
     if node is None:
         return [(key, values[0]) for key, values in terms[0]]
-    labels = node["metadata"].get("labels") or {}
+    labels = labels_of(node)
     for term in terms:
         if all(labels.get(key) in values for key, values in term):
             return [(key, labels[key]) for key, _ in term]
@@ -364,7 +360,7 @@ def provisioned_volume(claim: Obj, cls: Obj, node: Obj | None) -> Obj:
 def _with_annotations(obj: Obj, **changes: str | None) -> Obj:
     """A copy of obj with annotations set (None removes one; no annotations left: none at all)."""
     out = clone(obj)
-    annotations = dict(out["metadata"].get("annotations") or {})
+    annotations = dict(annotations_of(out))
     for key, value in changes.items():
         if value is None:
             annotations.pop(key, None)
@@ -395,14 +391,14 @@ class PersistentVolumeController(Controller):
         }
 
     def _enqueue_claim_of(self, pv: Obj) -> None:
-        ref = (pv.get("spec") or {}).get("claimRef")
+        ref = spec_of(pv).get("claimRef")
         if isinstance(ref, dict) and isinstance(ref.get("name"), str):
             self.queue.add(("claim", ref.get("namespace") or "default", ref["name"]))
 
     def _volume_changed(self, pv: Obj) -> None:
         self.queue.add(("volume", pv["metadata"]["name"]))
         self._enqueue_claim_of(pv)  # syncVolume does it for a claim not bound yet; a resync, for the rest
-        if (pv.get("spec") or {}).get("claimRef") is None and (pv.get("status") or {}).get("phase") == "Available":
+        if spec_of(pv).get("claimRef") is None and status_of(pv).get("phase") == "Available":
             # A claim that waits for its first consumer is the scheduler's to bind.
             self._enqueue_waiting_claims(lambda claim: claim_class(claim) == volume_class(pv)
                                          and not self._delay_binding(claim))
@@ -419,11 +415,11 @@ class PersistentVolumeController(Controller):
 
     def _claim_deleted(self, claim: Obj) -> None:
         """deleteClaim syncs the claim's volume; the PVs reserved for it are released too."""
-        name = (claim.get("spec") or {}).get("volumeName")
+        name = spec_of(claim).get("volumeName")
         if isinstance(name, str) and name:
             self.queue.add(("volume", name))
         for pv in self.ctx.lister.list(PV):
-            ref = (pv.get("spec") or {}).get("claimRef")
+            ref = spec_of(pv).get("claimRef")
             if isinstance(ref, dict) and ref.get("name") == claim["metadata"]["name"] \
                     and (ref.get("namespace") or "default") == claim["metadata"]["namespace"]:
                 self.queue.add(("volume", pv["metadata"]["name"]))
@@ -436,7 +432,7 @@ class PersistentVolumeController(Controller):
         """The claims waiting for a volume that `wanted` picks (kube's periodic resync)."""
         for claim in self.ctx.lister.list(PVC):
             try:
-                if BIND_COMPLETED not in _annotations(claim) and not volume_name(claim) and wanted(claim):
+                if BIND_COMPLETED not in annotations_of(claim) and not volume_name(claim) and wanted(claim):
                     self._claim_changed(claim)
             except InvalidObject:
                 continue  # its own sync reports it
@@ -456,7 +452,7 @@ class PersistentVolumeController(Controller):
     def _sync_claim(self, claim: Obj) -> None:
         """syncClaim: a claim is bound once it has the bind-completed annotation."""
         check_claim(claim)
-        if BIND_COMPLETED in _annotations(claim):
+        if BIND_COMPLETED in annotations_of(claim):
             self._sync_bound_claim(claim)
         elif volume_name(claim):
             self._sync_claim_naming_volume(claim)
@@ -472,7 +468,7 @@ class PersistentVolumeController(Controller):
         if pv is not None:
             self._bind(pv, claim)
             return
-        if delay and SELECTED_NODE not in _annotations(claim):
+        if delay and SELECTED_NODE not in annotations_of(claim):
             self._recorder.event(claim, "Normal", "WaitForFirstConsumer",
                                  "waiting for first consumer to be created before binding")
         elif claim_class(claim):
@@ -520,7 +516,7 @@ class PersistentVolumeController(Controller):
 
     def _claim_lost(self, claim: Obj, reason: str, message: str) -> None:
         """updateClaimStatusWithEvent: the Event only when the phase changes."""
-        if (claim.get("status") or {}).get("phase") != "Lost":
+        if status_of(claim).get("phase") != "Lost":
             self._claim_status(claim, "Lost", None)
             self._recorder.event(claim, "Warning", reason, message)
 
@@ -561,7 +557,7 @@ class PersistentVolumeController(Controller):
                 meta["name"], meta["namespace"], meta["uid"]):
             updated["spec"]["claimRef"] = reference_to(claim)
             dirty = True
-        if chosen_here and BOUND_BY_CONTROLLER not in _annotations(updated):
+        if chosen_here and BOUND_BY_CONTROLLER not in annotations_of(updated):
             updated = _with_annotations(updated, **{BOUND_BY_CONTROLLER: "yes"})
             dirty = True
         return self.ctx.store.update(updated) if dirty else pv
@@ -573,10 +569,10 @@ class PersistentVolumeController(Controller):
         dirty = False
         if volume_name(claim) != pv["metadata"]["name"]:
             updated["spec"]["volumeName"] = pv["metadata"]["name"]
-            if BOUND_BY_CONTROLLER not in _annotations(updated):
+            if BOUND_BY_CONTROLLER not in annotations_of(updated):
                 updated = _with_annotations(updated, **{BOUND_BY_CONTROLLER: "yes"})
             dirty = True
-        if BIND_COMPLETED not in _annotations(updated):
+        if BIND_COMPLETED not in annotations_of(updated):
             updated = _with_annotations(updated, **{BIND_COMPLETED: "yes"})
             dirty = True
         return self.ctx.store.update(updated) if dirty else claim
@@ -585,7 +581,7 @@ class PersistentVolumeController(Controller):
         """updateClaimStatus: the phase, with the PV's access modes, and its capacity when the
         claim becomes Bound (a later difference is left alone, as after an expansion); without
         a PV neither."""
-        old = claim.get("status") or {}
+        old = status_of(claim)
         status = dict(old, phase=phase)
         if pv is None:
             status.pop("accessModes", None)
@@ -630,7 +626,7 @@ class PersistentVolumeController(Controller):
 
     def _set_provisioner(self, claim: Obj, provisioner: str) -> Obj:
         """setClaimProvisioner: tells external provisioners whose claim it is."""
-        annotations = _annotations(claim)
+        annotations = annotations_of(claim)
         if annotations.get(STORAGE_PROVISIONER) == provisioner and annotations.get(BETA_STORAGE_PROVISIONER) == provisioner:
             return claim
         return self.ctx.store.update(_with_annotations(claim, **{STORAGE_PROVISIONER: provisioner,
@@ -644,7 +640,7 @@ class PersistentVolumeController(Controller):
             recorder = self._provisioners[provisioner] = Recorder(self.ctx.store, self.ctx.clock.now, provisioner)
         try:
             node = None
-            node_name = _annotations(claim).get(SELECTED_NODE)
+            node_name = annotation(claim, SELECTED_NODE)
             if node_name is not None:
                 node = self.ctx.lister.get("Node", node_name)
                 if node is None:
@@ -685,7 +681,7 @@ class PersistentVolumeController(Controller):
             # else the claim's sync binds it (the handler enqueued the claim)
         elif volume_name(claim) == pv["metadata"]["name"]:
             self._volume_phase(pv, "Bound")
-        elif PROVISIONED_BY in _annotations(pv) and self._policy(pv) == DELETE:
+        elif PROVISIONED_BY in annotations_of(pv) and self._policy(pv) == DELETE:
             self._release(pv)  # made for a claim that got bound elsewhere: not needed
         else:
             self._unbind_volume(pv)
@@ -705,7 +701,7 @@ class PersistentVolumeController(Controller):
 
     def _release(self, pv: Obj) -> None:
         """Released (a Failed PV stays Failed), then reclaimVolume by the reclaim policy."""
-        if (pv.get("status") or {}).get("phase") not in ("Released", "Failed"):
+        if status_of(pv).get("phase") not in ("Released", "Failed"):
             pv = self._volume_phase(pv, "Released")
         policy = self._policy(pv)
         if policy == RETAIN:
@@ -718,7 +714,7 @@ class PersistentVolumeController(Controller):
         elif policy == RECYCLE:
             self._recorder.event(pv, "Normal", "VolumeRecycled", "Volume recycled")
             self._unbind_volume(pv)
-        elif (pv.get("status") or {}).get("phase") != "Failed":
+        elif status_of(pv).get("phase") != "Failed":
             pv = self._volume_phase(pv, "Failed")
             self._recorder.event(pv, "Warning", "VolumeUnknownReclaimPolicy",
                                  "Volume has unrecognized PersistentVolumeReclaimPolicy")
@@ -726,7 +722,7 @@ class PersistentVolumeController(Controller):
     def _unbind_volume(self, pv: Obj) -> None:
         """unbindVolume: a PV the controller bound loses its claimRef; one a user reserved keeps
         it, without the uid; both are Available again."""
-        if BOUND_BY_CONTROLLER in _annotations(pv):
+        if BOUND_BY_CONTROLLER in annotations_of(pv):
             updated = _with_annotations(pv, **{BOUND_BY_CONTROLLER: None})
             updated["spec"].pop("claimRef", None)
         else:
@@ -736,7 +732,7 @@ class PersistentVolumeController(Controller):
 
     def _volume_phase(self, pv: Obj, phase: str) -> Obj:
         """updateVolumePhase, with lastPhaseTransitionTime as the API server stamps it."""
-        old = pv.get("status") or {}
+        old = status_of(pv)
         if old.get("phase") == phase:
             return pv
         status = {k: v for k, v in old.items() if k != "message"}

@@ -28,14 +28,13 @@ from typing import Any
 
 from volcanic.kube.errors import InvalidObject
 from volcanic.kube.kinds import KINDS
+from volcanic.kube.objects import Obj, meta_of
 from volcanic.kube.openapi import (
     SchemaNode,
     compile_schema,
     schema_errors,
     with_defaults,
 )
-
-Obj = dict[str, Any]
 
 DNS1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 DNS1123_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -200,7 +199,7 @@ def invalid_message(o: Obj, errors: list[str]) -> str:
     """apierrors.NewInvalid's message: '<Kind>.<group> "<name>" is invalid: <errors>', the
     errors as an aggregate ("[e1, e2]" for more than one, duplicates dropped)."""
     kind = KINDS[o["kind"]]
-    meta = o.get("metadata") if isinstance(o.get("metadata"), dict) else {}
+    meta = meta_of(o)
     unique = list(dict.fromkeys(errors))
     shown = unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
     return f'{kind.name}.{kind.group} "{meta.get("name", "")}" is invalid: {shown}'

@@ -8,13 +8,12 @@ several recorders write about the same objects), so the same history gives the s
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from volcanic.kube.clock import rfc3339
 from volcanic.kube.errors import AlreadyExists, StoreError
+from volcanic.kube.objects import Obj, meta_of
 from volcanic.kube.store import Store
-
-Obj = dict[str, Any]
 
 
 class Recorder:
@@ -27,7 +26,7 @@ class Recorder:
     def event(self, obj: Obj, type_: str, reason: str, message: str) -> None:
         """Records an Event of `type_` ("Normal" or "Warning") about `obj`. Best effort, as
         client-go's recorder: a failed write is dropped, never fails the caller."""
-        meta = obj.get("metadata", {})
+        meta = meta_of(obj)
         now = rfc3339(self._clock())
         event = {
             "apiVersion": "v1", "kind": "Event",

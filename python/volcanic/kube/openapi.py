@@ -35,6 +35,8 @@ import math
 import re
 from typing import Any
 
+from volcanic.kube.objects import as_map
+
 _MISSING = object()
 
 
@@ -63,7 +65,7 @@ class SchemaNode:
         self.regex = re.compile(self.pattern) if self.pattern else None
         self.min_items, self.max_items = schema.get("minItems"), schema.get("maxItems")
         self.required = tuple(schema.get("required") or ())
-        self.properties = {k: SchemaNode(v) for k, v in (schema.get("properties") or {}).items()}
+        self.properties = {k: SchemaNode(v) for k, v in as_map(schema.get("properties")).items()}
         self.items = SchemaNode(schema["items"]) if isinstance(schema.get("items"), dict) else None
         extra = schema.get("additionalProperties")
         self.additional = SchemaNode(extra) if isinstance(extra, dict) else None

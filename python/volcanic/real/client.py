@@ -30,6 +30,7 @@ from volcanic.kube.errors import (
     StoreError,
     Unavailable,
 )
+from volcanic.kube.objects import as_map
 from volcanic.real.connection import Connections, TokenBucket
 
 AUTH_REFRESH_SECONDS = 60.0
@@ -155,7 +156,7 @@ def _status_of(answer: bytes, what: str) -> Any:
 
 def api_error(status: int, payload: Any, what: str) -> StoreError | AdmissionError | InvalidObject:
     """The error a Kubernetes Status answer stands for."""
-    payload = payload if isinstance(payload, dict) else {}
+    payload = as_map(payload)
     message = payload.get("message") or f"{what}: HTTP {status}"
     reason = payload.get("reason") or ""
     details = payload.get("details") or {}

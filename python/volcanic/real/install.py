@@ -9,6 +9,7 @@ import yaml
 
 from volcanic.kube.errors import NotFound, StoreError
 from volcanic.kube.kinds import KINDS
+from volcanic.kube.objects import status_of
 from volcanic.real.client import KubeClient
 from volcanic.real.manifests import Obj, manifests
 
@@ -70,7 +71,7 @@ def wait_established(client: KubeClient, name: str, timeout: float = 60.0) -> No
     deadline = time.monotonic() + timeout
     while True:
         crd = client.request("GET", f"{_PATHS['CustomResourceDefinition']}/{name}")
-        conditions = (crd.get("status") or {}).get("conditions") or []
+        conditions = status_of(crd).get("conditions") or []
         if any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
             return
         if time.monotonic() > deadline:

@@ -24,6 +24,7 @@ import uuid
 
 from volcanic.kube.clock import rfc3339_micro
 from volcanic.kube.errors import NotFound, StoreError
+from volcanic.kube.objects import spec_of
 from volcanic.real.client import KubeClient
 from volcanic.real.manifests import NAMESPACE
 
@@ -97,7 +98,7 @@ class LeaderElector:
         except StoreError as e:
             log.warning("%s: %s", self.name, e)
             return False
-        spec = lease.get("spec") or {}
+        spec = spec_of(lease)
         if self._observed is None or self._observed[0] != spec:
             self._observed = (spec, time.monotonic())
         holder = spec.get("holderIdentity") or ""
@@ -119,13 +120,13 @@ class LeaderElector:
             written = self.client.request(method, path, lease, timeout=self.retry)
         except StoreError:
             return False  # another candidate wrote first
-        self._observed = (written.get("spec") or {}, time.monotonic())
+        self._observed = (spec_of(written), time.monotonic())
         return True
 
     def _release(self) -> None:
         try:
             lease = self.client.request("GET", self.path)
-            spec = lease.get("spec") or {}
+            spec = spec_of(lease)
             if spec.get("holderIdentity") == self.identity:
                 lease["spec"] = {"leaseDurationSeconds": 1, "leaseTransitions": spec.get("leaseTransitions", 0)}
                 self.client.request("PUT", self.path, lease)

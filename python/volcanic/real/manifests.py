@@ -15,16 +15,14 @@ admission webhook holds Volcano's other rules.
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from volcanic.kube.crds import SCHEMAS
 from volcanic.kube.kinds import BATCH, BUS, KINDS, SCHEDULING, Column, Kind
+from volcanic.kube.objects import Obj
 from volcanic.kube.queues import default_queues
 
 NAMESPACE = "volcano-system"
 COMPONENTS = ("scheduler", "controller-manager", "webhook")
-
-Obj = dict[str, Any]
 
 
 def _crd(kind: Kind) -> Obj:

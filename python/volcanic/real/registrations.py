@@ -22,6 +22,7 @@ from typing import Any
 from volcanic.admission import OPERATIONS
 from volcanic.kube.errors import Conflict, NotFound
 from volcanic.kube.kinds import ADMITTED
+from volcanic.kube.objects import Obj
 from volcanic.real.client import KubeClient
 from volcanic.real.install import apply, path_of
 from volcanic.real.manifests import NAMESPACE
@@ -29,7 +30,6 @@ from volcanic.real.manifests import NAMESPACE
 SERVICE = "volcano-admission-service"
 DEFAULT_ADMISSIONS = ("/jobs/mutate", "/jobs/validate", "/podgroups/validate", "/queues/mutate", "/queues/validate")
 
-Obj = dict[str, Any]
 # path -> (webhook name, group, version, resource, operations), the operations being those
 # the embedded admission chain calls the path's rules for.
 WEBHOOKS: dict[str, tuple[str, str, str, str, tuple[str, ...]]] = {

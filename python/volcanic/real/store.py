@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 from volcanic.kube.errors import NotFound, StoreError
 from volcanic.kube.kinds import KINDS, Kind, kind_named
-from volcanic.kube.objects import Key, Obj, key_of
+from volcanic.kube.objects import Key, Obj, key_of, meta_of
 from volcanic.kube.store import Watch
 from volcanic.real.client import KubeClient
 
@@ -98,12 +98,12 @@ class KubeStore:
 
     def _create(self, obj: Obj, first: bool = False) -> Future[Obj]:
         k = kind_named(obj.get("kind"))
-        return self.client.request_async("POST", k.path(_ns(k, _namespace_of(obj))), obj,
+        return self.client.request_async("POST", k.path(_ns(k, meta_of(obj).get("namespace"))), obj,
                                          then=lambda answer: received(k, answer), first=first)
 
     def _write(self, obj: Obj, subresource: str, first: bool = False) -> Future[Obj]:
         k = kind_named(obj.get("kind"))
-        path = k.path(_ns(k, _namespace_of(obj)), obj["metadata"]["name"]) + subresource
+        path = k.path(_ns(k, meta_of(obj).get("namespace")), obj["metadata"]["name"]) + subresource
         return self.client.request_async("PUT", path, obj, then=lambda answer: received(k, answer), first=first)
 
     def _bind(self, namespace: str, name: str, node: str, annotations: dict[str, str] | None = None,
@@ -133,7 +133,7 @@ class KubeStore:
         while True:
             page = self.client.request("GET", k.path(namespace if k.namespaced else None), query=query)
             items.extend(received(k, o) for o in page.get("items") or [])
-            more = (page.get("metadata") or {}).get("continue")
+            more = meta_of(page).get("continue")
             if not more:
                 return items, page["metadata"].get("resourceVersion", "")
             query = {"limit": PAGE, "continue": more}
@@ -192,7 +192,7 @@ class Reflector:
                 self.version = None
                 return False
             raise StoreError(self.kind.name, "", "", f"watch error: {obj.get('message')}")
-        self.version = (obj.get("metadata") or {}).get("resourceVersion") or self.version
+        self.version = meta_of(obj).get("resourceVersion") or self.version
         if kind == "BOOKMARK":
             return True
         obj = received(self.kind, obj)
@@ -226,10 +226,6 @@ def received(k: Kind, obj: Obj) -> Obj:
         if isinstance(meta, dict):
             meta.pop("managedFields", None)
     return obj
-
-
-def _namespace_of(obj: Obj) -> str | None:
-    return (obj.get("metadata") or {}).get("namespace")
 
 
 def _ns(k: Kind, namespace: str | None) -> str | None:

@@ -72,7 +72,7 @@ from volcanic.kube.errors import StoreError
 from volcanic.kube.events import Recorder
 from volcanic.kube.informers import Handler, Informers
 from volcanic.kube.keys import QUEUE_ALLOCATION_GATE
-from volcanic.kube.objects import Key, describe, key_of
+from volcanic.kube.objects import Key, describe, key_of, meta_of, spec_of, status_of
 from volcanic.kube.status_writes import StatusWrite, StatusWrites
 from volcanic.kube.store import Store
 from volcanic.scheduler.conf import load_conf
@@ -247,7 +247,7 @@ class SchedulerLoop:
         the field): a Warning Event, FailedScheduling on a pod, InvalidObject on anything
         else, once per message and version of the object. Only on errors, so it costs
         nothing on the usual path."""
-        meta = obj.get("metadata") or {}
+        meta = meta_of(obj)
         key, seen = (obj.get("kind"), meta.get("namespace"), meta.get("name")), (meta.get("resourceVersion"), message)
         if self._refused_seen.get(key) == seen:
             return
@@ -411,7 +411,7 @@ class SchedulerLoop:
             if pod is None:
                 self.engine.forget(key)
                 continue
-            status = dict(pod.get("status") or {})  # conditions are replaced, not changed
+            status = dict(status_of(pod))  # conditions are replaced, not changed
             status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"]
             status["conditions"].append({"type": "DisruptionTarget", "status": "True", "lastTransitionTime": now,
                                          "reason": "PreemptionByScheduler",
@@ -432,7 +432,7 @@ class SchedulerLoop:
             pod = self.informers.get("Pod", name, namespace)
             if pod is None:
                 continue  # gone: the engine drops it with the watch's delete
-            spec = dict(pod.get("spec") or {})
+            spec = dict(spec_of(pod))
             gates = [g for g in spec.pop("schedulingGates", None) or []
                      if not (isinstance(g, dict) and g.get("name") == QUEUE_ALLOCATION_GATE)]
             if gates:
@@ -451,7 +451,7 @@ class SchedulerLoop:
             namespace, name = key.split("/", 1)
             pg = self.informers.get("PodGroup", name, namespace)
             if pg is not None:
-                self._status.write(StatusWrite(dict(pg, status=dict(pg.get("status") or {}, **status))))
+                self._status.write(StatusWrite(dict(pg, status=dict(status_of(pg), **status))))
         for key, (type_, reason, message) in d.podgroup_events.items():
             namespace, name = key.split("/", 1)
             pg = self.informers.get("PodGroup", name, namespace)
@@ -460,7 +460,7 @@ class SchedulerLoop:
         for name, status in d.queues.items():
             q = self.informers.get("Queue", name)
             if q is not None:
-                self._status.write(StatusWrite(dict(q, status=dict(q.get("status") or {},
+                self._status.write(StatusWrite(dict(q, status=dict(status_of(q),
                                                                    allocated=status["allocated"]))))
         for key, message in d.unschedulable.items():
             namespace, name = key.split("/", 1)
@@ -471,7 +471,7 @@ class SchedulerLoop:
     def _unschedulable(self, pod: dict, reason: str, message: str) -> None:
         """PodScheduled=False with `reason` and `message`, and a FailedScheduling Warning once
         written, unless the pod says so already (Volcano's taskUnschedulable)."""
-        status = pod.get("status") or {}
+        status = status_of(pod)
         conds = status.get("conditions") or []
         if any(c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason") == reason
                and c.get("message") == message for c in conds):

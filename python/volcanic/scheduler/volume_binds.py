@@ -25,6 +25,7 @@ from typing import Callable
 from volcanic.kube.clock import Clock, Timer
 from volcanic.kube.errors import StoreError
 from volcanic.kube.informers import Informers
+from volcanic.kube.objects import annotation, annotations_of, as_map, dig, resource_version, spec_of
 from volcanic.kube.store import Store
 
 log = logging.getLogger(__name__)
@@ -49,10 +50,7 @@ class _Held:
 
 def _version(obj: dict) -> int:
     """kube's CompareResourceVersion reads resourceVersions as integers."""
-    try:
-        return int(obj["metadata"].get("resourceVersion") or 0)
-    except ValueError:
-        return 0
+    return resource_version(obj) or 0
 
 
 def _split(key: str) -> tuple[str, str]:
@@ -107,12 +105,11 @@ class VolumeBinds:
         namespace, name = _split(claim_key)
         claim = self._get("PersistentVolumeClaim", name, namespace)
         pv = self._get("PersistentVolume", volume)
-        ref = (pv.get("spec") or {}).get("claimRef") or {}
+        ref = as_map(spec_of(pv).get("claimRef"))
         if ref.get("namespace") == namespace and ref.get("name") == name and ref.get("uid") in (None, "",
                                                                                                  claim["metadata"]["uid"]):
             return None
-        meta = dict(pv["metadata"])
-        meta["annotations"] = dict(meta.get("annotations") or {}, **{BOUND_BY_CONTROLLER: "yes"})
+        meta = dict(pv["metadata"], annotations=dict(annotations_of(pv), **{BOUND_BY_CONTROLLER: "yes"}))
         spec = dict(pv.get("spec") or {}, claimRef={
             "kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": namespace, "name": name,
             "uid": claim["metadata"]["uid"], "resourceVersion": claim["metadata"].get("resourceVersion", "")})
@@ -122,7 +119,7 @@ class VolumeBinds:
         """The claim is to be provisioned where the pod goes."""
         namespace, name = _split(claim_key)
         claim = self._get("PersistentVolumeClaim", name, namespace)
-        annotations = claim["metadata"].get("annotations") or {}
+        annotations = annotations_of(claim)
         if annotations.get(SELECTED_NODE) == node:
             return None
         meta = dict(claim["metadata"], annotations=dict(annotations, **{SELECTED_NODE: node}))
@@ -156,16 +153,15 @@ class VolumeBinds:
         claim = self._get("PersistentVolumeClaim", name, namespace)
         if _version(claim) < held.written.get(f"PersistentVolumeClaim/{name}", 0):
             return False
-        meta = claim["metadata"]
-        if volume is None and (meta.get("annotations") or {}).get(SELECTED_NODE) != held.node:
+        if volume is None and annotation(claim, SELECTED_NODE) != held.node:
             raise VolumeBindError(f'provisioning failed for PVC "{name}"')
         if volume is not None:
             pv = self._get("PersistentVolume", volume)
             if _version(pv) < held.written.get(f"PersistentVolume/{volume}", 0):
                 return False
-            if not ((pv.get("spec") or {}).get("claimRef") or {}).get("uid"):
+            if not dig(pv, "spec", "claimRef", "uid"):
                 raise VolumeBindError(f'ClaimRef got reset for pv "{volume}"')
-        return bool((claim.get("spec") or {}).get("volumeName")) and BIND_COMPLETED in (meta.get("annotations") or {})
+        return bool(spec_of(claim).get("volumeName")) and BIND_COMPLETED in annotations_of(claim)
 
     def _expire(self, key: str) -> None:
         held = self._held.get(key)

@@ -22,6 +22,7 @@ import time
 from typing import Any, Callable, Iterator
 
 from volcanic.kube.clock import EPOCH, rfc3339
+from volcanic.kube.objects import annotation, annotations_of
 from volcanic.scheduler import Scheduler
 from volcanic.sim.fragmentation import Ledger, Shape, pod_shape, typical_shapes
 from volcanic.sim.frames import write_table
@@ -58,7 +59,7 @@ def fill(trace: Trace, conf: Any = None, seed: int | None = None, until: float =
         raise ValueError(f"fill mode: trace {trace.name} has no pods (fill takes a trace of pods, as openb's)")
     if seed is not None:
         random.Random(seed).shuffle(pods)
-    nodes = [n for n in trace.nodes if (n["metadata"].get("annotations") or {}).get(VGPU_REGISTER)]
+    nodes = [n for n in trace.nodes if annotation(n, VGPU_REGISTER)]
     ledger = Ledger(nodes, typical_shapes(shape for _, _, shape in pods))
     scheduler = Scheduler(conf, bare_pods_as_groups=True)  # the trace's pods are each a job of one
     for n in nodes:
@@ -117,7 +118,7 @@ def _place(scheduler: Scheduler, pods: list[Obj], first: float) -> list[str | No
         if node is None:
             scheduler.delete("Pod", meta["name"], meta["namespace"])
         else:
-            meta["annotations"] = {**(meta.get("annotations") or {}), **d.bind_annotations.get(key, {})}
+            meta["annotations"] = {**annotations_of(pod), **d.bind_annotations.get(key, {})}
             pod["spec"] = dict(pod["spec"], nodeName=node)
             pod["status"] = {"phase": "Running"}
             scheduler.upsert(pod)

@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from volcanic.kube.objects import annotation, dig
 from volcanic.kube.quantity import parse_quantity
 from volcanic.sim.openb import MODEL_LABEL
 from volcanic.sim.trace import VGPU_CORES, VGPU_NUMBER, VGPU_REGISTER, Obj, requests_of
@@ -41,8 +42,7 @@ def pod_shape(pod: Obj, requests: dict[str, float] | None = None) -> Shape:
 
 
 def _models(pod: Obj) -> list[str]:
-    required = ((((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {})
-                .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    required = dig(pod, "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution") or {}
     return [v for term in required.get("nodeSelectorTerms") or () for e in term.get("matchExpressions") or ()
             if e.get("key") == MODEL_LABEL and e.get("operator") == "In" for v in e.get("values") or ()]
 
@@ -93,7 +93,7 @@ class Ledger:
         self.shapes = shapes
         self.nodes: dict[str, GpuNode] = {}
         for n in nodes:
-            cards = [c.split(",") for c in ((n["metadata"].get("annotations") or {}).get(VGPU_REGISTER) or "").split(":")
+            cards = [c.split(",") for c in (annotation(n, VGPU_REGISTER) or "").split(":")
                      if c.count(",") >= 5]
             if cards:
                 cpu = float(parse_quantity(n["status"]["allocatable"]["cpu"], f"Node {n['metadata']['name']}")[0])

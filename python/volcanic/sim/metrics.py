@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from volcanic.kube.objects import as_map, dig
 from volcanic.kube.quantity import parse_quantity
 from volcanic.sim.fragmentation import Ledger, typical_shapes
 from volcanic.sim.replay import Replay
@@ -84,7 +85,7 @@ def capacity(run: Replay) -> dict[str, float]:
     """The sum of the nodes' allocatable per resource (but pods): what utilization divides by."""
     total: dict[str, float] = {}
     for node in run.cluster.informers.list("Node"):
-        for name, q in ((node.get("status") or {}).get("allocatable") or {}).items():
+        for name, q in as_map(dig(node, "status", "allocatable")).items():
             if name != "pods":
                 total[name] = total.get(name, 0.0) + float(parse_quantity(q, f"Node {node['metadata']['name']}")[0])
     return total

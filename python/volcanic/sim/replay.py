@@ -19,6 +19,7 @@ from volcanic.cluster import Cluster
 from volcanic.kube.informers import Handler
 from volcanic.kube.keys import GROUP_NAME, POD_QUEUE_NAME
 from volcanic.kube.keys import QUEUE_NAME as JOB_QUEUE_NAME
+from volcanic.kube.objects import annotations_of, dig, spec_of, status_of
 from volcanic.sim.fragmentation import Shape, pod_shape
 from volcanic.sim.trace import CARDS_OF_POD, Obj, Trace, requests_of
 
@@ -136,16 +137,15 @@ def _pod_added(run: Replay, pod: Obj) -> None:
     arrival = next((run.arrived[o] for o in owners if o in run.arrived),
                    run.arrived.get(("Pod", meta["namespace"], meta["name"]), run.cluster.now))
     job = next((f"{ns}/{name}" for kind, ns, name in owners if kind == "Job"), key)
-    run.pods[key] = PodRecord(key, arrival, job=job, queue=_queue(run, pod), spec=pod.get("spec") or {})
+    run.pods[key] = PodRecord(key, arrival, job=job, queue=_queue(run, pod), spec=spec_of(pod))
 
 
 def _queue(run: Replay, pod: Obj) -> str:
     """Its PodGroup's queue when the group exists (a Job's does before its pods), else what
     the controllers will read: the job controller's or the pod's queue annotation."""
-    meta = pod["metadata"]
-    annotations = meta.get("annotations") or {}
-    group = run.cluster.informers.get("PodGroup", annotations.get(GROUP_NAME, ""), meta["namespace"])
-    return ((group or {}).get("spec", {}).get("queue") or annotations.get(JOB_QUEUE_NAME)
+    annotations = annotations_of(pod)
+    group = run.cluster.informers.get("PodGroup", annotations.get(GROUP_NAME, ""), pod["metadata"]["namespace"])
+    return (dig(group, "spec", "queue") or annotations.get(JOB_QUEUE_NAME)
             or annotations.get(POD_QUEUE_NAME) or "default")
 
 
@@ -157,20 +157,20 @@ def _pod_deleted(run: Replay, pod: Obj) -> None:
     """A pod deleted while Running was cut short: its run is kept in `interrupted`; a
     replacement of the same name (a Job's) overwrites start and node when it runs."""
     record = run.pods.get(_key(pod))
-    if record is not None and record.start is not None and (pod.get("status") or {}).get("phase") == "Running":
+    if record is not None and record.start is not None and status_of(pod).get("phase") == "Running":
         record.interrupted.append((record.start, run.cluster.now, record.node))
 
 
 def _pod_changed(run: Replay, old: Obj, pod: Obj) -> None:
     record = run.pods.get(_key(pod))
-    phase = (pod.get("status") or {}).get("phase")
+    phase = status_of(pod).get("phase")
     if record is None or record.phase == phase:
         return
     now = run.cluster.now
     record.phase = phase
     if phase == "Running":
         record.start, record.node = now, pod["spec"].get("nodeName")
-        record.gpu_cards = (pod["metadata"].get("annotations") or {}).get(CARDS_OF_POD, "")
+        record.gpu_cards = annotations_of(pod).get(CARDS_OF_POD, "")
     elif phase in TERMINAL:
         record.end = now
         run.ended += 1

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import os
-from typing import Any
 
+from volcanic.kube.objects import Obj
 from volcanic.kube.quantity import pod_requests_milli
-
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 from volcanic.controllers.podgroup import quota_usage
 from volcanic.kube import quantity
@@ -26,9 +25,7 @@ from volcanic.kube.keys import (
     TASK_INDEX,
     TASK_SPEC,
 )
-from volcanic.kube.objects import clone
-
-Obj = dict[str, Any]
+from volcanic.kube.objects import Obj, annotations_of, as_map, clone, dig, labels_of, spec_of, status_of
 
 TEMPLATE_UID = "volcano.sh/template-uid"
 RETRY_COUNT = "volcano.sh/job-retry-count"
@@ -60,7 +57,7 @@ def task_min_available(task: Obj) -> int:
     admitted job it is the task's own minAvailable)."""
     if task.get("minAvailable") is not None:
         return task["minAvailable"]
-    partition = task.get("partitionPolicy") or {}
+    partition = as_map(task.get("partitionPolicy"))
     if (partition.get("minPartitions") or 0) > 0:
         return partition["minPartitions"] * (partition.get("partitionSize") or 0)
     return task.get("replicas") or 0
@@ -86,8 +83,8 @@ def build_podgroup(job: Obj, lister: Lister, min_res: dict[str, str] | None = No
     meta = job["metadata"]
     return {"apiVersion": SCHEDULING_API_VERSION, "kind": "PodGroup",
             "metadata": {"name": podgroup_name(job), "namespace": meta["namespace"],
-                         "annotations": dict(meta.get("annotations") or {}),
-                         "labels": dict(meta.get("labels") or {}),
+                         "annotations": dict(annotations_of(job)),
+                         "labels": dict(labels_of(job)),
                          "ownerReferences": [owner_reference(job)]},
             "spec": pg_spec}
 
@@ -136,7 +133,7 @@ def min_resources(job: Obj, lister: Lister) -> dict[str, str]:
 
 def _task_usage(task: Obj) -> quantity.Resources:
     """The quota usage of a pod of the task (Volcano's `&v1.Pod{Spec: template.Spec}`)."""
-    spec = (task.get("template") or {}).get("spec") or {}
+    spec = spec_of(task.get("template"))
     usage = quota_usage(spec, where=f"spec.tasks[{task.get('name')}].template.spec")
     return {name: (Fraction(milli, 1000), fmt) for name, (milli, fmt) in usage.items()}
 
@@ -148,7 +145,7 @@ def template_priorities(job: Obj, lister: Lister) -> tuple[int, ...]:
 
 
 def _priority_of(task: Obj, lister: Lister) -> int:
-    name = ((task.get("template") or {}).get("spec") or {}).get("priorityClassName")
+    name = dig(task, "template", "spec", "priorityClassName")
     pc = lister.get("PriorityClass", name) if name else None
     return int(pc.get("value", 0)) if pc else 0
 
@@ -156,31 +153,30 @@ def _priority_of(task: Obj, lister: Lister) -> int:
 def build_pod(job: Obj, task: Obj, index: int) -> Obj:
     """createJobPod: the pod `<job>-<task>-<index>` from the task's template."""
     meta, spec = job["metadata"], job["spec"]
-    template = clone(task.get("template") or {})
-    pod_spec = template.get("spec") or {}
-    tmeta = template.get("metadata") or {}
+    template = clone(as_map(task.get("template")))
+    pod_spec = spec_of(template)
     name = task["name"]
     pod_spec["schedulerName"] = pod_spec.get("schedulerName") or spec.get("schedulerName") or "volcano"
     if not pod_spec.get("priorityClassName") and spec.get("priorityClassName"):
         pod_spec["priorityClassName"] = spec["priorityClassName"]
     _mount_job_volumes(job, pod_spec)
-    status = job.get("status") or {}
-    annotations = dict(tmeta.get("annotations") or {})
+    status = status_of(job)
+    annotations = dict(annotations_of(template))
     annotations.update({TASK_SPEC: name, TASK_INDEX: str(index), GROUP_NAME: podgroup_name(job),
                         JOB_NAME: meta["name"], QUEUE_NAME: spec.get("queue") or "default",
                         JOB_VERSION: str(status.get("version", 0)), TEMPLATE_UID: f"{meta['name']}-{name}",
                         RETRY_COUNT: str(status.get("retryCount", 0))})
     if task.get("topologyPolicy"):
         annotations[TOPOLOGY_POLICY] = task["topologyPolicy"]
-    job_annotations = meta.get("annotations") or {}
+    job_annotations = annotations_of(job)
     annotations.update({k: job_annotations[k] for k in ANNOTATIONS_TO_PODS if k in job_annotations})
-    labels = dict(tmeta.get("labels") or {})
+    labels = dict(labels_of(template))
     labels.update({TASK_INDEX: str(index), JOB_NAME: meta["name"], TASK_SPEC: name,
                    JOB_NAMESPACE: meta["namespace"], QUEUE_NAME: spec.get("queue") or "default"})
-    partition = (task.get("partitionPolicy") or {}).get("partitionSize")
+    partition = dig(task, "partitionPolicy", "partitionSize")
     if partition:
         labels[PARTITION_ID] = str(index // partition)
-    job_labels = meta.get("labels") or {}
+    job_labels = labels_of(job)
     labels.update({k: job_labels[k] for k in LABELS_TO_PODS if k in job_labels})
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": pod_name(job, name, index), "namespace": meta["namespace"],

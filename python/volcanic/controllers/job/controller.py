@@ -31,7 +31,7 @@ from volcanic.kube.duration import format_duration
 from volcanic.kube.errors import AdmissionError, InvalidObject, NotFound, StoreError
 from volcanic.kube.informers import Handler
 from volcanic.kube.keys import JOB_API_VERSION, JOB_NAME, JOB_VERSION, OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
-from volcanic.kube.objects import Obj
+from volcanic.kube.objects import Obj, annotation, annotations_of, as_map, dig, labels_of, status_of
 
 MAX_REQUEUE = 15            # --max-requeue-num
 # The actions a bus Command may ask of a Job; any other is dropped with a Warning Event.
@@ -64,12 +64,8 @@ class _Delayed:
     timer: Timer | None = None
 
 
-def _annotations(obj: Obj) -> dict:
-    return obj["metadata"].get("annotations") or {}
-
-
 def _phase(obj: Obj) -> str:
-    return (obj.get("status") or {}).get("phase") or ""
+    return status_of(obj).get("phase") or ""
 
 
 def _controller_job(obj: Obj) -> Obj | None:
@@ -118,8 +114,8 @@ class JobController(Controller):
         # update, so this only guards a replayed object; the checks below decide.
         if old["metadata"]["resourceVersion"] == new["metadata"]["resourceVersion"]:
             return
-        old_phase = ((old.get("status") or {}).get("state") or {}).get("phase")
-        new_phase = ((new.get("status") or {}).get("state") or {}).get("phase")
+        old_phase = dig(old, "status", "state", "phase")
+        new_phase = dig(new, "status", "state", "phase")
         if old.get("spec") != new.get("spec") or old_phase != new_phase:
             self._enqueue(self._job_request(new, "OutOfSync"))
 
@@ -135,7 +131,7 @@ class JobController(Controller):
         req = self._pod_request(pod, "PodPending")
         if req is not None:
             self.actions.observed(req.job_key, req.pod_name)
-            event = "OutOfSync" if _annotations(pod).get(OUT_OF_SYNC) else "PodPending"
+            event = "OutOfSync" if annotation(pod, OUT_OF_SYNC) else "PodPending"
             self._enqueue(replace(req, event=event))
 
     def _pod_updated(self, old: Obj, new: Obj) -> None:
@@ -163,7 +159,7 @@ class JobController(Controller):
         if req is None:
             return
         job = self.ctx.lister.get("Job", req.job_name, req.namespace)
-        out_of_sync = _annotations(pod).get(OUT_OF_SYNC) or job is None
+        out_of_sync = annotation(pod, OUT_OF_SYNC) or job is None
         self._enqueue(replace(req, event="OutOfSync" if out_of_sync else "PodEvicted"))
 
     def _podgroup_added(self, pg: Obj) -> None:
@@ -192,7 +188,7 @@ class JobController(Controller):
                               event="Unknown" if _phase(pg) == "Unknown" else ""))
 
     def _command_added(self, cmd: Obj) -> None:
-        target = cmd.get("target") or {}
+        target = as_map(cmd.get("target"))
         if target.get("kind") == "Job":
             self.queue.add(("command", cmd["metadata"]["namespace"], cmd["metadata"]["name"]))
 
@@ -211,7 +207,7 @@ class JobController(Controller):
         runs one full sync per pod event, so a burst of N pod events costs N syncs of N pods
         each; coalesced, it is one. Only where SyncJob is sync_job (Pending, Running,
         Restarting): elsewhere it is a KillJob, which bumps the job's version each time."""
-        phase = ((job.get("status") or {}).get("state") or {}).get("phase") or "Pending"
+        phase = dig(job, "status", "state", "phase") or "Pending"
         return (action == "SyncJob" and queued is not None and phase in state.SYNCING
                 and self._synced_at.get(req.job_key, -1) > queued)
 
@@ -220,7 +216,7 @@ class JobController(Controller):
         return Request(meta["namespace"], meta["name"], job_uid=meta["uid"], event=event)
 
     def _pod_request(self, pod: Obj, event: str) -> Request | None:
-        ann = _annotations(pod)
+        ann = annotations_of(pod)
         job_name, version, task = ann.get(JOB_NAME), ann.get(JOB_VERSION), ann.get(TASK_SPEC)
         if not (job_name and version is not None and task):
             return None
@@ -230,14 +226,14 @@ class JobController(Controller):
         except (TypeError, ValueError):
             return None
         meta = pod["metadata"]
-        partition = (meta.get("labels") or {}).get(PARTITION_ID, "")
+        partition = labels_of(pod).get(PARTITION_ID, "")
         return Request(meta["namespace"], job_name, job_uid=ref["uid"] if ref else "", task_name=task,
                        pod_name=meta["name"], pod_uid=meta["uid"], partition_id=partition, event=event,
                        job_version=job_version)
 
     def _task_pods(self, req: Request) -> list[Obj]:
         return [p for p in self.ctx.lister.by_index("Pod", "job", req.job_key)
-                if _annotations(p).get(TASK_SPEC) == req.task_name]
+                if annotation(p, TASK_SPEC) == req.task_name]
 
     def _task_spec(self, req: Request) -> Obj | None:
         job = self.ctx.lister.get("Job", req.job_name, req.namespace)
@@ -246,7 +242,7 @@ class JobController(Controller):
 
     def _task_completed(self, pod: Obj, req: Request) -> bool:
         task = self._task_spec(req)
-        replicas = _count((task or {}).get("replicas"))
+        replicas = _count(as_map(task).get("replicas"))
         done = sum(1 for p in self._task_pods(req) if _phase(p) == "Succeeded")
         return replicas > 0 and done >= replicas
 
@@ -259,8 +255,8 @@ class JobController(Controller):
             return False
         restarted = self.ctx.lister.by_index("Pod", "restarted-task", f"{req.job_key}/{req.task_name}")
         restarts = sum(_count(c.get("restartCount")) for p in restarted
-                       for c in ((p.get("status") or {}).get("initContainerStatuses") or [])
-                       + ((p.get("status") or {}).get("containerStatuses") or []))
+                       for c in (status_of(p).get("initContainerStatuses") or [])
+                       + (status_of(p).get("containerStatuses") or []))
         return restarts >= max_retry
 
     def process(self, request: Hashable) -> None:
@@ -331,7 +327,7 @@ class JobController(Controller):
         Restarting, unless it asks to abort, complete or terminate the job, which only
         deletes (so a held job can still be stopped). A job past those phases is only
         cleaned up, whatever its spec."""
-        phase = ((job.get("status") or {}).get("state") or {}).get("phase") or "Pending"
+        phase = dig(job, "status", "state", "phase") or "Pending"
         if phase not in state.SYNCING or req.action in state.FINISHING:
             return None
         return self.actions.spec_problem(job)
@@ -433,7 +429,7 @@ class JobController(Controller):
             self.ctx.store.delete("Command", name, namespace)
         except NotFound:
             return  # consumed already: a command runs at most once
-        target = cmd.get("target") or {}
+        target = as_map(cmd.get("target"))
         job = self.ctx.lister.get("Job", target.get("name", ""), namespace)
         action = cmd.get("action") or ""
         if action not in COMMAND_ACTIONS:
@@ -544,9 +540,9 @@ def _target(req: Request, action: str) -> Target:
 
 
 def _exit_code(pod: Obj) -> int | None:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    statuses = status_of(pod).get("containerStatuses") or []
     if statuses:
-        terminated = (statuses[0].get("state") or {}).get("terminated")
+        terminated = dig(statuses[0], "state", "terminated")
         if terminated:
             return terminated.get("exitCode")
     return None

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from volcanic.kube import crds
 from volcanic.kube.errors import InvalidObject
-from volcanic.kube.objects import Obj
+from volcanic.kube.objects import Obj, as_map
 
 SPEC_ERROR = "JobSpecError"  # reason of the Event and of status.state
 
@@ -45,8 +45,8 @@ def spec_problem(job: Obj) -> str | None:
 def held_status(status: Obj | None, message: str, now: str) -> Obj:
     """`status` (not changed) with state reason and message saying why the job is held; a job
     without a phase yet gets Pending and its condition, as the first sync would give it."""
-    status = dict(status or {})
-    state = dict(status.get("state") or {})
+    status = dict(as_map(status))
+    state = dict(as_map(status.get("state")))
     if not state.get("phase"):
         state = {"phase": "Pending", "lastTransitionTime": now}
         conditions = [c for c in status.get("conditions") or [] if c.get("status") != "Pending"]

@@ -7,7 +7,7 @@ from typing import Callable
 
 from volcanic.controllers.job.plugins.common import tasks
 from volcanic.kube.duration import parse_duration
-from volcanic.kube.objects import Obj
+from volcanic.kube.objects import Obj, status_of
 
 # Events the controller makes for itself: they always mean SyncJob.
 INTERNAL_EVENTS = ("OutOfSync", "CommandIssued", "PodRunning")
@@ -48,7 +48,7 @@ def apply_policies(job: Obj, req: Request,
         return req.action, None
     if req.event in INTERNAL_EVENTS:
         return "SyncJob", None
-    meta, status = job["metadata"], job.get("status") or {}
+    meta, status = job["metadata"], status_of(job)
     if (req.job_uid and req.job_uid != meta.get("uid")) or req.job_version < status.get("version", 0):
         return "SyncJob", None
     policies: list[tuple[str, Obj]] = []  # (field path, policy)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from volcanic.controllers.job.build import task_min_available
 from volcanic.controllers.job.sync import RETAIN_NONE, RETAIN_SOFT, JobActions, Target, UpdateFn
-from volcanic.kube.objects import Obj
+from volcanic.kube.objects import Obj, as_map, dig
 
 TARGETED = ("RestartTask", "RestartPod", "RestartPartition")
 FINISHING = {"AbortJob": "Aborting", "CompleteJob": "Completing", "TerminateJob": "Terminating"}
@@ -72,9 +72,9 @@ def running_update(job: Obj) -> UpdateFn:
             phase = "Completed"
         elif succeeded + failed == total:
             if job_min >= _total_task_min_available(job):
-                task_counts = status.get("taskStatusCount") or {}
+                task_counts = as_map(status.get("taskStatusCount"))
                 short = any(t["name"] in task_counts and t.get("minAvailable") is not None and
-                            (task_counts[t["name"]].get("phase") or {}).get("Succeeded", 0) < t["minAvailable"]
+                            as_map(task_counts[t["name"]].get("phase")).get("Succeeded", 0) < t["minAvailable"]
                             for t in tasks)
                 phase = "Failed" if short else None
             if phase is None:
@@ -107,7 +107,7 @@ def restarting_update(job: Obj) -> UpdateFn:
 
 def execute(actions: JobActions, job: Obj, action: str, target: Target) -> None:
     """Runs `action` on `job` from its current phase (an empty phase is Pending)."""
-    phase = ((job.get("status") or {}).get("state") or {}).get("phase") or "Pending"
+    phase = dig(job, "status", "state", "phase") or "Pending"
     if phase in ("Pending", "Running"):
         if action == "RestartJob":
             actions.kill_job(job, RETAIN_NONE, _set("Restarting", retry=True))

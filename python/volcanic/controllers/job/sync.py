@@ -26,7 +26,7 @@ from volcanic.kube.duration import format_duration
 from volcanic.kube.errors import AdmissionError, AlreadyExists, InvalidObject, NotFound, StoreError
 from volcanic.kube.events import Recorder
 from volcanic.kube.keys import OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
-from volcanic.kube.objects import Obj, clone, resource_version
+from volcanic.kube.objects import Obj, annotation, as_map, clone, dig, label, resource_version, spec_of, status_of
 from volcanic.kube.store import all_done
 
 UpdateFn = Callable[[dict], bool]  # changes status in place; True when the phase changed
@@ -68,12 +68,11 @@ class Target:
     partition: str | None = None
 
     def matches(self, pod: Obj) -> bool:
-        meta = pod["metadata"]
         if self.pod:
-            return meta["name"] == self.pod
-        if (meta.get("annotations") or {}).get(TASK_SPEC) != self.task:
+            return pod["metadata"]["name"] == self.pod
+        if annotation(pod, TASK_SPEC) != self.task:
             return False
-        return self.partition is None or (meta.get("labels") or {}).get(PARTITION_ID) == self.partition
+        return self.partition is None or label(pod, PARTITION_ID) == self.partition
 
 
 class JobActions:
@@ -182,7 +181,7 @@ class JobActions:
         self._finish(job, self._kill(job, target.matches, RETAIN_NONE), update, killed=True)
 
     def _kill(self, job: Obj, selected: Callable[[Obj], bool], retain: frozenset[str]) -> "_Counts":
-        return self._count(job, lambda pod: selected(pod) and (pod.get("status") or {}).get("phase") not in retain)
+        return self._count(job, lambda pod: selected(pod) and status_of(pod).get("phase") not in retain)
 
     def _count(self, job: Obj, kill: Callable[[Obj], bool] = lambda pod: False) -> "_Counts":
         """The job's pods as status counters; a pod `kill` selects is deleted and counted as
@@ -223,13 +222,13 @@ class JobActions:
             return
         job = clone(job)
         status = job.setdefault("status", {})
-        phase = (status.get("state") or {}).get("phase") or ""
+        phase = dig(status, "state", "phase") or ""
         if phase in ("", "Pending"):
             self._initiate(job)
         else:
             self._on_update(job)
         pg = self._podgroup(job)
-        pg_phase = ((pg or {}).get("status") or {}).get("phase") or ""
+        pg_phase = dig(pg, "status", "phase") or ""
         self._note_pending(job, pg)
         admitted = pg_phase not in ("", "Pending")
         counts = self._create_and_delete_pods(job) if admitted else self._count(job)
@@ -237,7 +236,7 @@ class JobActions:
 
     def _initiate(self, job: Obj) -> None:
         status = job["status"]
-        if not (status.get("state") or {}).get("phase"):
+        if not dig(status, "state", "phase"):
             status["state"] = {"phase": "Pending", "lastTransitionTime": self._now()}
             status["minAvailable"] = job["spec"].get("minAvailable", 0)
             _add_condition(status, "Pending", self._now())
@@ -328,7 +327,7 @@ class JobActions:
                 pass
             return
         fields = ("priorityClassName", "minMember", "minResources", "minTaskMember", "subGroupPolicy")
-        spec = have.get("spec") or {}
+        spec = spec_of(have)
         if all(spec.get(f) == want["spec"].get(f) for f in fields):
             return
         new = clone(have)
@@ -340,7 +339,7 @@ class JobActions:
         self.ctx.store.update(new)
 
     def _note_pending(self, job: Obj, pg: Obj | None) -> None:
-        for c in ((pg or {}).get("status") or {}).get("conditions") or []:
+        for c in dig(pg, "status", "conditions") or []:
             if c.get("type") == "Unschedulable" and c.get("status") == "True":
                 message = f"PodGroup {job['metadata']['namespace']}:{job['metadata']['name']} unschedule,reason: {c.get('message', '')}"
                 if self._pending_notes.get(job["metadata"]["uid"]) != message:
@@ -368,14 +367,14 @@ class JobActions:
                     to_create.append(self._new_pod(job, task, i))
                 elif pod["metadata"].get("deletionTimestamp"):
                     counts.terminating += 1
-                elif (pod["metadata"].get("annotations") or {}).get(OUT_OF_SYNC):
+                elif annotation(pod, OUT_OF_SYNC):
                     to_delete.append(pod)
                 else:
                     counts.add(pod)
             if to_create and self._dependencies_ready(job, task):
                 creates += [(pod, self.ctx.store.create_async(pod)) for pod in to_create]
             for pod in [p for p in existing.values()
-                        if (p["metadata"].get("annotations") or {}).get(TASK_SPEC) == task["name"]]:
+                        if annotation(p, TASK_SPEC) == task["name"]]:
                 to_delete.append(existing.pop(pod["metadata"]["name"]))  # scaled down
         if not all(created.done() for _, created in creates):
             raise CreatesOut(creates)
@@ -430,7 +429,7 @@ class JobActions:
         return pod
 
     def _dependencies_ready(self, job: Obj, task: Obj) -> bool:
-        depends = task.get("dependsOn") or {}
+        depends = as_map(task.get("dependsOn"))
         names = depends.get("name") or []
         if not names:
             return True
@@ -446,9 +445,9 @@ class JobActions:
         need = task.get("minAvailable") if task.get("minAvailable") is not None else task.get("replicas") or 0
         ready = 0
         for pod in self.pods_of(job):
-            if (pod["metadata"].get("annotations") or {}).get(TASK_SPEC) != task_name:
+            if annotation(pod, TASK_SPEC) != task_name:
                 continue
-            status = pod.get("status") or {}
+            status = status_of(pod)
             if status.get("phase") == "Succeeded" or (status.get("phase") == "Running" and all(
                     c.get("ready") for c in status.get("containerStatuses") or [])):
                 ready += 1
@@ -476,7 +475,7 @@ class JobActions:
             status["state"]["lastTransitionTime"] = now
             _add_condition(status, status["state"]["phase"], now)
         if killed:  # KillJob: runningDuration = last transition - creation
-            end = seconds_of((status.get("state") or {}).get("lastTransitionTime"))
+            end = seconds_of(dig(status, "state", "lastTransitionTime"))
             start = seconds_of(job["metadata"].get("creationTimestamp"))
             status["runningDuration"] = format_duration(max(0.0, (self.ctx.clock.now() if end is None else end)
                                                         - (start or 0.0)))
@@ -517,10 +516,10 @@ class _Counts:
         self.by_task: dict[str, Any] = {}
 
     def add(self, pod: Obj) -> "_Counts":
-        phase = (pod.get("status") or {}).get("phase") or "Pending"
+        phase = status_of(pod).get("phase") or "Pending"
         counter = _PHASE_COUNTER.get(phase, "unknown")
         setattr(self, counter, getattr(self, counter) + 1)
-        task = (pod["metadata"].get("annotations") or {}).get(TASK_SPEC)
+        task = annotation(pod, TASK_SPEC)
         if task:
             phases = self.by_task.setdefault(task, {"phase": {}})["phase"]
             phases[phase] = phases.get(phase, 0) + 1

@@ -29,7 +29,7 @@ from volcanic.controllers.job.plugins.ray import RayPlugin
 from volcanic.controllers.job.plugins.ssh import SshPlugin
 from volcanic.controllers.job.plugins.svc import SvcPlugin
 from volcanic.controllers.job.plugins.tensorflow import TensorflowPlugin
-from volcanic.kube.objects import Obj
+from volcanic.kube.objects import Obj, spec_of
 
 __all__ = ["JobPlugin", "PluginError", "PLUGINS", "plugins_of"]
 
@@ -43,7 +43,7 @@ def plugins_of(job: Obj) -> list[JobPlugin]:
     """The job's plugins, built from job.spec.plugins and sorted by name (RUN_LAST last). An
     unknown plugin name, or arguments that are not a list of strings, is a PluginError
     naming the job."""
-    configured = (job.get("spec") or {}).get("plugins") or {}
+    configured = spec_of(job).get("plugins") or {}
     if not isinstance(configured, dict):
         raise PluginError(f"job {job_key(job)}: spec.plugins must map plugin names to argument "
                           f"lists, got {configured!r}")

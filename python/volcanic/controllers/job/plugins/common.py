@@ -15,7 +15,7 @@ from typing import Any, Callable, ClassVar, Iterator
 from volcanic.controllers.job.build import owner_reference, pod_name
 from volcanic.kube.errors import AlreadyExists, NotFound
 from volcanic.kube.keys import TASK_INDEX, TASK_SPEC
-from volcanic.kube.objects import Obj
+from volcanic.kube.objects import Obj, annotation, dig, meta_of, spec_of
 from volcanic.kube.store import Store
 
 DEFAULT_TASK_SPEC = "default"               # Volcano's task name for a pod without the annotation
@@ -104,7 +104,7 @@ def job_key(job: Obj) -> str:
 
 
 def tasks(job: Obj) -> list[Obj]:
-    return (job.get("spec") or {}).get("tasks") or []
+    return spec_of(job).get("tasks") or []
 
 
 def task_named(job: Obj, name: str) -> Obj | None:
@@ -122,15 +122,11 @@ def env_key(task: str) -> str:
     return task.replace("-", "_").upper()
 
 
-def _template_spec(task: Obj) -> Obj:
-    return ((task.get("template") or {}).get("spec")) or {}
-
-
 def host_names(job: Obj, task: Obj) -> list[tuple[str, str]]:
     """(hostname, "hostname.subdomain") for each pod of `task`: the pod name and the job name
     unless the task's template sets hostname or subdomain; a template hostname gives a single
     entry, since every replica shares it (Volcano's GenerateHosts / MakeDomainName)."""
-    spec = _template_spec(task)
+    spec = spec_of(task.get("template"))
     fixed, subdomain = spec.get("hostname") or "", spec.get("subdomain") or job_name(job)
     if fixed:
         return [(fixed, f"{fixed}.{subdomain}")] if replicas(task) > 0 else []
@@ -146,7 +142,7 @@ def task_hosts(job: Obj, task: Obj) -> list[str]:
 def domain_name(job: Obj, task: Obj, index: int) -> str:
     """Pod `index` of `task` as "<hostname>.<subdomain>" (Volcano's MakeDomainName): unlike
     task_hosts, a template hostname is repeated for every index."""
-    spec = _template_spec(task)
+    spec = spec_of(task.get("template"))
     host = spec.get("hostname") or pod_name(job, task["name"], index)
     return f"{host}.{spec.get('subdomain') or job_name(job)}"
 
@@ -165,7 +161,7 @@ def _controlled(job: Obj) -> dict[str, str]:
 
 def is_controlled(job: Obj, plugin: str) -> bool:
     """Whether job.status.controlledResources["plugin-<name>"] records the plugin's objects."""
-    return ((job.get("status") or {}).get("controlledResources") or {}).get(f"plugin-{plugin}") == plugin
+    return dig(job, "status", "controlledResources", f"plugin-{plugin}") == plugin
 
 
 def mark_controlled(job: Obj, plugin: str) -> None:
@@ -181,18 +177,17 @@ def unmark_controlled(job: Obj, plugin: str) -> None:
 def pod_task(pod: Obj) -> str:
     """The pod's task (annotation volcano.sh/task-spec; "default" without it, as Volcano's
     GetTaskKey)."""
-    return (pod.get("metadata", {}).get("annotations") or {}).get(TASK_SPEC) or DEFAULT_TASK_SPEC
+    return annotation(pod, TASK_SPEC) or DEFAULT_TASK_SPEC
 
 
 def pod_index(pod: Obj) -> str:
     """The pod's index in its task as a string: the last '-' part of a name with at least
     three parts, as Volcano's GetPodIndexUnderTask; otherwise (which Volcano reads as "") the
     volcano.sh/task-index annotation, or ""."""
-    meta = pod.get("metadata", {})
-    parts = (meta.get("name") or "").split("-")
+    parts = (meta_of(pod).get("name") or "").split("-")
     if len(parts) >= 3:
         return parts[-1]
-    return (meta.get("annotations") or {}).get(TASK_INDEX) or ""
+    return annotation(pod, TASK_INDEX) or ""
 
 
 def pod_index_number(pod: Obj, plugin: str, job: Obj) -> int:

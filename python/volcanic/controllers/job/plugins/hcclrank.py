@@ -16,7 +16,7 @@ from volcanic.controllers.job.plugins.common import (
     task_named,
 )
 from volcanic.kube.keys import TASK_INDEX
-from volcanic.kube.objects import Obj
+from volcanic.kube.objects import Obj, annotations_of, label
 from volcanic.kube.store import Store
 
 RANK_ANNOTATION = "hccl/rankIndex"
@@ -42,7 +42,7 @@ class HcclrankPlugin(JobPlugin):
     def on_pod_create(self, pod: Obj, job: Obj) -> None:
         """Annotate hccl/rankIndex unless the pod has it already."""
         meta = pod.setdefault("metadata", {})
-        annotations = meta.get("annotations") or {}
+        annotations = annotations_of(pod)
         if annotations.get(RANK_ANNOTATION):
             return
         rank = env_value(pod, RANK_ENV) or self.rank(pod, job)
@@ -56,7 +56,7 @@ class HcclrankPlugin(JobPlugin):
         task = pod_task(pod)
         if task not in (self.flags["master"], self.flags["worker"]):
             return ""
-        text = (pod["metadata"].get("labels") or {}).get(TASK_INDEX)
+        text = label(pod, TASK_INDEX)
         try:
             index = int(text)
         except (TypeError, ValueError):

@@ -26,7 +26,7 @@ from volcanic.controllers.job.plugins.common import (
     tasks,
     unmark_controlled,
 )
-from volcanic.kube.objects import Obj
+from volcanic.kube.objects import Obj, dig
 from volcanic.kube.store import Store
 
 PRIVATE_KEY = "id_rsa"
@@ -113,7 +113,7 @@ class SshPlugin(JobPlugin):
         data = self.secret_data(job)
         secret = owned_object(job, "v1", "Secret", secret_name(job), type="Opaque", data=data)
         create_or_update(store, secret, "data",
-                         unchanged=lambda old: (old.get("data") or {}).get(CONFIG) == data[CONFIG])
+                         unchanged=lambda old: dig(old, "data", CONFIG) == data[CONFIG])
         mark_controlled(job, self.name)
 
     def on_job_delete(self, job: Obj, store: Store) -> None:
