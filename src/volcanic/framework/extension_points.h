@@ -96,6 +96,17 @@ using EvictableFn = std::function<std::optional<std::vector<TaskInfo*>>(
 // eviction undone) or released (evicted, or its placement undone). Every
 // on_allocate is matched by an on_deallocate if the session undoes it.
 using TaskEventFn = std::function<void(const TaskInfo&)>;
+// Reserve: the task is about to be placed on the node (allocated or
+// pipelined): the plugin takes what the task will hold there (vGPU cards,
+// volumes), writing it on the task. Unreserve: that placement was undone
+// (the task is off its node): the plugin gives back what it took. Called in
+// tier order, never for an eviction or its undoing.
+using ReserveFn = std::function<void(TaskInfo&, const NodeInfo&)>;
+using UnreserveFn = std::function<void(TaskInfo&)>;
+// CardChoice: the vGPU cards a plugin would give the task on the node, which
+// deviceshare asks before its own card order; nullopt leaves the choice to
+// it. The first answer in tier order wins; it must fit (vgpu.h FitGpus).
+using CardChoiceFn = std::function<std::optional<GpuGrants>(const TaskInfo&, const NodeInfo&)>;
 // Whether a predicate or score depends only on the task's class (requests
 // and placement constraints) and the node itself, so results may be cached
 // per class and refreshed only for nodes that change (node_search.h). A
@@ -117,6 +128,7 @@ enum class Combination : uint8_t {
   kAllFit,         // every predicate fits; the first misfit ends the check
   kSum,            // scores add up
   kVictims,        // within the first tier that answers, the answers intersect
+  kFirstAnswer,    // the first plugin, in tier order, that answers
 };
 
 // The extension points, one line each:
@@ -149,7 +161,10 @@ enum class Combination : uint8_t {
   X(Preemptable, preemptable, EvictableFn, "enablePreemptable", kVictims, true)                     \
   X(Reclaimable, reclaimable, EvictableFn, "enableReclaimable", kVictims, true)                     \
   X(OnAllocate, on_allocate, TaskEventFn, nullptr, kEach, false)                                    \
-  X(OnDeallocate, on_deallocate, TaskEventFn, nullptr, kEach, false)
+  X(OnDeallocate, on_deallocate, TaskEventFn, nullptr, kEach, false)                                \
+  X(Reserve, reserve, ReserveFn, nullptr, kEach, false)                                             \
+  X(Unreserve, unreserve, UnreserveFn, nullptr, kEach, false)                                       \
+  X(CardChoice, card_choice, CardChoiceFn, nullptr, kFirstAnswer, false)
 
 // The extension points by kind (for timing, Decisions::plugin_timings), and
 // the plugin's own session hooks after them.

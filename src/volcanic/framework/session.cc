@@ -278,25 +278,21 @@ std::vector<TaskInfo*> Session::Reclaimable(const TaskInfo& p, const std::vector
 }
 
 // State changes.
-// Volcano's predicates AllocateFunc: the device ledger takes the task's cards.
-void Session::GrantGpus(TaskInfo* t, const NodeInfo& n) const {
-  if (!gpu_policy_ || t->gpu_requests.empty() || n.gpus.cards.empty() || !t->gpu_grants.empty()) return;
-  if (gpu_chooser_) {
-    if (auto chosen = gpu_chooser_(*t, n)) {
-      t->gpu_grants = std::move(*chosen);
-      return;
-    }
-  }
-  auto fit = FitGpus(t->gpu_requests, t->gpu_annotations, n.gpus, *gpu_policy_);
-  if (fit.ok()) t->gpu_grants = std::move(fit->grants);
+void Session::Reserve(TaskInfo* t, const NodeInfo& n) {
+  for (const auto& tier : reserve_)
+    for (const auto& fn : tier) fn(*t, n);
 }
 
-void Session::ReserveVolumes(TaskInfo* t, const NodeInfo& n) {
-  if (volume_bind_timeout_s_ && !t->claims.empty()) cache_.volumes().Reserve(t, n);
+void Session::Unreserve(TaskInfo* t) {
+  for (const auto& tier : unreserve_)
+    for (const auto& fn : tier) fn(*t);
 }
 
-void Session::ReleaseVolumes(TaskInfo* t) {
-  if (!t->volume_choices.empty()) cache_.volumes().Revert(t);
+std::optional<GpuGrants> Session::CardChoice(const TaskInfo& t, const NodeInfo& n) const {
+  for (const auto& tier : card_choice_)
+    for (const auto& fn : tier)
+      if (auto grants = fn(t, n)) return grants;
+  return std::nullopt;
 }
 
 void Session::KeepAllocatedAtOpen(const TaskInfo& t) {
@@ -310,8 +306,7 @@ const Resource& Session::AllocatedAtOpen(const JobInfo& job) const {
 
 void Session::AllocateTask(TaskInfo* t, NodeInfo* n) {
   KeepAllocatedAtOpen(*t);
-  GrantGpus(t, *n);
-  ReserveVolumes(t, *n);
+  Reserve(t, *n);
   PlaceTask(t, n, TaskStatus::kAllocated);
   touched_.push_back(t);
   Notify(on_allocate_, *t);
@@ -319,8 +314,7 @@ void Session::AllocateTask(TaskInfo* t, NodeInfo* n) {
 
 void Session::PipelineTask(TaskInfo* t, NodeInfo* n) {
   KeepAllocatedAtOpen(*t);
-  GrantGpus(t, *n);
-  ReserveVolumes(t, *n);
+  Reserve(t, *n);
   PlaceTask(t, n, TaskStatus::kPipelined);
   touched_.push_back(t);
   Notify(on_allocate_, *t);
@@ -338,7 +332,7 @@ void Session::RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n) {
   bool was_allocated = t->status != TaskStatus::kReleasing;
   if (t->status == TaskStatus::kAllocated) discarded_[t->job].insert(t);
   PlaceTask(t, n, s);
-  if (!n) ReleaseVolumes(t);
+  if (!n) Unreserve(t);
   // Undoing an allocation frees; undoing an eviction takes back.
   Notify(was_allocated ? on_deallocate_ : on_allocate_, *t);
 }

@@ -148,18 +148,12 @@ class Session {
   // than copying every job's at open (Volcano's drf does).
   const Resource& AllocatedAtOpen(const JobInfo& job) const;
   void Bind(TaskInfo* t);                        // commit of an allocation
-  // vGPU cards are chosen for tasks placed from now on by `policy` (the
-  // deviceshare plugin turns this on; without it cards are not accounted).
-  void EnableGpuSharing(GpuPolicy policy) { gpu_policy_ = policy; }
-  std::optional<GpuPolicy> gpu_policy() const { return gpu_policy_; }
-  // A plugin's own choice of cards (fgd), asked first: nullopt leaves the
-  // choice to the policy. Its grants must fit (FitGpus) on the node.
-  using GpuChooser = std::function<std::optional<GpuGrants>(const TaskInfo&, const NodeInfo&)>;
-  void ChooseGpusBy(GpuChooser chooser) { gpu_chooser_ = std::move(chooser); }
-  // Claims of tasks placed from now on are bound as kube's VolumeBinding
-  // does (the predicates plugin turns this on): the session chooses their
-  // volumes (volumes.h), and Bind reports them in Decisions::volume_binds.
-  void EnableVolumeBinding(int64_t timeout_seconds) { volume_bind_timeout_s_ = timeout_seconds; }
+  // The first plugin's choice of vGPU cards for the task on the node (the
+  // CardChoice point), if any.
+  std::optional<GpuGrants> CardChoice(const TaskInfo& t, const NodeInfo& n) const;
+  // How long the loop waits for the volumes of the pods it binds to be bound
+  // (Decisions::volume_bind_timeout_s; the predicates plugin's argument).
+  void SetVolumeBindTimeout(int64_t seconds) { volume_bind_timeout_s_ = seconds; }
   void RecordEviction(TaskInfo* t);              // commit of an eviction
   // The task's queue-allocation gate is to be removed (Volcano's
   // SchGateManager.Enqueue): reported in Decisions::ungate, for the loop to
@@ -198,10 +192,10 @@ class Session {
   int DiscardedPendingNum(const JobInfo& job) const;
 
  private:
-  void GrantGpus(TaskInfo* t, const NodeInfo& n) const;
-  void ReserveVolumes(TaskInfo* t, const NodeInfo& n);
-  // A task taken off its node gives its volume choices back.
-  void ReleaseVolumes(TaskInfo* t);
+  // The Reserve and Unreserve points: what a task placed on a node takes,
+  // and gives back when it is taken off.
+  void Reserve(TaskInfo* t, const NodeInfo& n);
+  void Unreserve(TaskInfo* t);
   template <typename F>
   TieredRefs<F> Collect(F PluginSlot::*field, const char* flag) const;
   void CollectCallbacks();
@@ -267,9 +261,7 @@ class Session {
   std::vector<std::pair<std::string, std::string>> binds_;
   std::map<std::string, Labels> bind_annotations_;
   std::map<std::string, VolumeChoices> volume_binds_;
-  std::optional<int64_t> volume_bind_timeout_s_;  // set: volume binding is on
-  std::optional<GpuPolicy> gpu_policy_;
-  GpuChooser gpu_chooser_;
+  int64_t volume_bind_timeout_s_ = 0;
   std::vector<std::string> evictions_;
   std::vector<std::string> ungates_;
   std::map<std::string, Resource> deserved_;

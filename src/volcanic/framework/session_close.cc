@@ -79,7 +79,7 @@ void Session::Close(Decisions* out) {
   out->binds = binds_;
   out->bind_annotations = bind_annotations_;
   out->volume_binds = volume_binds_;
-  if (!volume_binds_.empty()) out->volume_bind_timeout_s = *volume_bind_timeout_s_;
+  if (!volume_binds_.empty()) out->volume_bind_timeout_s = volume_bind_timeout_s_;
   out->evictions = evictions_;
   out->ungate = ungates_;
   RevertUncommitted();
@@ -162,7 +162,7 @@ void Session::RevertUncommitted() {
   for (TaskInfo* t : touched_) {
     if (t->status == TaskStatus::kAllocated || t->status == TaskStatus::kPipelined) {
       PlaceTask(t, nullptr, TaskStatus::kPending);
-      ReleaseVolumes(t);
+      Unreserve(t);
     }
   }
   touched_.clear();
@@ -184,7 +184,7 @@ void Session::RollBack() {
     if (!In(t->status, Mask(TaskStatus::kAllocated) | Mask(TaskStatus::kPipelined) | Mask(TaskStatus::kBinding)))
       continue;
     PlaceTask(t, nullptr, TaskStatus::kPending);
-    ReleaseVolumes(t);
+    Unreserve(t);
     t->assumed = Assumed::kNone;
   }
   touched_.clear();

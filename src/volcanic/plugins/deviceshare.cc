@@ -21,7 +21,18 @@ class DeviceSharePlugin : public Plugin {
   DeviceSharePlugin(GpuPolicy policy, double weight) : policy_(policy), weight_(weight) {}
 
   void OnSessionOpen(PluginHandle& h) override {
-    h.session().EnableGpuSharing(policy_);
+    Session& ssn = h.session();
+    // Volcano's AllocateFunc: the device ledger takes the task's cards, the
+    // ones a plugin chose (fgd) or the first in the policy's card order.
+    h.AddReserveFn([this, &ssn](TaskInfo& t, const NodeInfo& n) {
+      if (t.gpu_requests.empty() || n.gpus.cards.empty() || !t.gpu_grants.empty()) return;
+      if (auto chosen = ssn.CardChoice(t, n)) {
+        t.gpu_grants = std::move(*chosen);
+        return;
+      }
+      auto fit = FitGpus(t.gpu_requests, t.gpu_annotations, n.gpus, policy_);
+      if (fit.ok()) t.gpu_grants = std::move(fit->grants);
+    });
     h.SetNodeLocal([](const TaskInfo&) { return true; });  // the class key holds the vGPU ask
     h.AddPredicateFn([this](const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
       if (t.gpu_requests.empty() || n.gpus.cards.empty()) return Verdict::kFit;
@@ -50,6 +61,27 @@ class InertPlugin : public Plugin {
 
 }  // namespace
 
+namespace {
+
+// deviceshare.SchedulePolicy: binpack, spread, or the default order.
+GpuPolicy PolicyNamed(const std::string& name) {
+  return name == "binpack" ? GpuPolicy::kBinpack : name == "spread" ? GpuPolicy::kSpread : GpuPolicy::kDefault;
+}
+
+}  // namespace
+
+std::optional<GpuPolicy> VgpuPolicyIn(const SchedulerConf& conf) {
+  for (const Tier& tier : conf.tiers)
+    for (const PluginOption& p : tier.plugins) {
+      if (p.name != "deviceshare") continue;
+      auto vgpu = p.arguments.Bool("deviceshare.VGPUEnable", false);
+      auto policy = p.arguments.String("deviceshare.SchedulePolicy", "");
+      if (!vgpu.ok() || !*vgpu || !policy.ok()) return std::nullopt;  // off, or refused when built
+      return PolicyNamed(*policy);
+    }
+  return std::nullopt;
+}
+
 PluginOr NewDeviceSharePlugin(const Arguments& args) {
   const std::string p = "deviceshare.";
   static constexpr std::string_view kKnown[] = {
@@ -72,8 +104,7 @@ PluginOr NewDeviceSharePlugin(const Arguments& args) {
   if (!policy.ok()) return policy.status();
   if (!weight.ok()) return weight.status();
   if (!*vgpu) return std::make_unique<InertPlugin>();
-  GpuPolicy gp = *policy == "binpack" ? GpuPolicy::kBinpack : *policy == "spread" ? GpuPolicy::kSpread : GpuPolicy::kDefault;
-  return std::make_unique<DeviceSharePlugin>(gp, static_cast<double>(*weight));
+  return std::make_unique<DeviceSharePlugin>(PolicyNamed(*policy), static_cast<double>(*weight));
 }
 
 }  // namespace volcanic

@@ -109,8 +109,9 @@ class FgdPlugin : public Plugin {
   void OnSessionOpen(PluginHandle& h) override {
     Session& ssn = h.session();
     if (!given_) shapes_ = SeenShapes(ssn);
-    policy_ = ssn.gpu_policy().value_or(GpuPolicy::kDefault);
-    if (ssn.gpu_policy()) ssn.ChooseGpusBy([this](const TaskInfo& t, const NodeInfo& n) { return BestCard(t, n); });
+    std::optional<GpuPolicy> vgpu = VgpuPolicyIn(ssn.conf());
+    policy_ = vgpu.value_or(GpuPolicy::kDefault);
+    if (vgpu) h.AddCardChoiceFn([this](const TaskInfo& t, const NodeInfo& n) { return BestCard(t, n); });
     h.AddNodeOrderFn([this](const TaskInfo& t, const NodeInfo& n) { return Score(t, n); });
     h.SetNodeLocal([](const TaskInfo&) { return true; });
   }

@@ -2,8 +2,11 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "absl/status/statusor.h"
+#include "volcanic/api/vgpu.h"
+#include "volcanic/framework/conf.h"
 #include "volcanic/framework/plugin.h"
 
 namespace volcanic {
@@ -24,5 +27,9 @@ PluginOr NewSlaPlugin(const Arguments& args);
 PluginOr NewDeviceSharePlugin(const Arguments& args);
 PluginOr NewFgdPlugin(const Arguments& args);
 PluginOr NewRandomPlugin(const Arguments& args);
+
+// The card order of the first deviceshare plugin `conf` configures with vGPU
+// sharing on (deviceshare.VGPUEnable), if any: fgd scores over its cards.
+std::optional<GpuPolicy> VgpuPolicyIn(const SchedulerConf& conf);
 
 }  // namespace volcanic

@@ -44,11 +44,18 @@ class PredicatesPlugin : public Plugin {
     if (spread_enabled_) spread_ = std::make_unique<TopologySpread>(ssn);
     if (volume_bind_timeout_s_) {
       volumes_ = &ssn.cache().volumes();
-      ssn.EnableVolumeBinding(*volume_bind_timeout_s_);
+      ssn.SetVolumeBindTimeout(*volume_bind_timeout_s_);
       h.AddPrePredicateFn([this](const TaskInfo& t) {
         if (t.claims.empty()) return absl::OkStatus();
         std::string why = volumes_->PreCheck(t);
         return why.empty() ? absl::OkStatus() : absl::FailedPreconditionError(why);
+      });
+      // kube's Reserve and Unreserve: the volumes chosen for a placed pod (volumes.h).
+      h.AddReserveFn([this](TaskInfo& t, const NodeInfo& n) {
+        if (!t.claims.empty()) volumes_->Reserve(&t, n);
+      });
+      h.AddUnreserveFn([this](TaskInfo& t) {
+        if (!t.volume_choices.empty()) volumes_->Revert(&t);
       });
     }
     h.AddPredicateFn([this](const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
@@ -138,7 +145,7 @@ class PredicatesPlugin : public Plugin {
 
   bool affinity_, taints_, ports_, pod_affinity_, spread_enabled_;
   std::optional<int64_t> volume_bind_timeout_s_;  // set: VolumeBinding is on
-  const Volumes* volumes_ = nullptr;
+  Volumes* volumes_ = nullptr;
   std::unique_ptr<PodAffinityFilter> inter_pod_;
   std::unique_ptr<TopologySpread> spread_;  // DoNotSchedule constraints
   absl::flat_hash_map<const NodeInfo*, std::vector<const TaskInfo*>> evicted_;  // by this session
