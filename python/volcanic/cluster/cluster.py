@@ -93,10 +93,8 @@ class Cluster:
         """feature_gates: the names of Volcano's feature gates that are on, as `--feature-gates`
         gives them to Volcano's webhook and scheduler: for Volcano's admission chain (unless
         `admission` replaces it) and for the scheduler (volcanic.Scheduler's feature_gates)."""
-        from volcanic.controllers.gc import GarbageCollector
-        from volcanic.controllers.job.controller import JobController
-        from volcanic.controllers.podgroup import PodGroupController
-        from volcanic.controllers.queue import QueueController, ensure_default_queues
+        from volcanic.controllers.manager import volcano_controllers
+        from volcanic.controllers.queue import ensure_default_queues
         from volcanic.controllers.volumes import PersistentVolumeController, ensure_default_storage_class
 
         if not schedule_period > 0:
@@ -120,8 +118,7 @@ class Cluster:
                       scheduler_names=(SCHEDULER_NAME,))
         self.scheduler = SchedulerLoop(self.api, self.informers, self._clock, _load_conf(conf), schedule_period,
                                        settle=settle, python_hook_budget=python_hook_budget, feature_gates=gates)
-        controllers = [JobController(ctx), PodGroupController(ctx), QueueController(ctx),
-                       GarbageCollector(ctx), PersistentVolumeController(ctx), Kubelets(ctx)]
+        controllers = [*volcano_controllers(ctx), PersistentVolumeController(ctx), Kubelets(ctx)]
         self.controllers = {c.name: c for c in controllers}
         self._runner = Runner(self.informers, controllers, self._clock)
 

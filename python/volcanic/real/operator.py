@@ -42,10 +42,7 @@ import kopf
 from kopf._cogs.clients import watching as kopf_watching  # the one kopf internal used: see _observe_listings
 from prometheus_client import CollectorRegistry
 
-from volcanic.controllers.gc import GarbageCollector
-from volcanic.controllers.job.controller import JobController
-from volcanic.controllers.podgroup import PodGroupController
-from volcanic.controllers.queue import QueueController
+from volcanic.controllers.manager import volcano_controllers
 from volcanic.controllers.runtime import INDEXES, Context, Runner
 from volcanic.kube.errors import StoreError
 from volcanic.kube.informers import Informers
@@ -220,8 +217,7 @@ class ControllerManager:
         self.clock.on_timer = self.source.feed.wake
         ctx = Context(store=store, lister=self.informers, clock=self.clock,
                       extra={"event_sink": BackgroundEvents(store)})
-        self.runner = Runner(self.informers, [JobController(ctx), PodGroupController(ctx),
-                                              QueueController(ctx), GarbageCollector(ctx)], self.clock)
+        self.runner = Runner(self.informers, volcano_controllers(ctx), self.clock)
         self.metrics = ControllerMetrics(registry or CollectorRegistry(), self.runner)
 
     def run(self, stop: threading.Event) -> None:

@@ -1,0 +1,16 @@
+"""The controllers of Volcano's controller-manager, in one list: `volcanic controller-manager`
+runs them on an API server, and the embedded cluster runs them beside the Kubernetes
+controllers it plays itself (the PersistentVolume controller, the kubelets)."""
+
+from __future__ import annotations
+
+from volcanic.controllers.gc import GarbageCollector
+from volcanic.controllers.job.controller import JobController
+from volcanic.controllers.podgroup import PodGroupController
+from volcanic.controllers.queue import QueueController
+from volcanic.controllers.runtime import Context, Controller
+
+
+def volcano_controllers(ctx: Context) -> list[Controller]:
+    """Volcano's job, PodGroup, queue and garbage-collector controllers."""
+    return [JobController(ctx), PodGroupController(ctx), QueueController(ctx), GarbageCollector(ctx)]
