@@ -19,13 +19,12 @@ def _every_period(c: volcanic.Cluster) -> None:
     """Makes c's scheduler Volcano's loop: a session at every period boundary (last among the
     timers due then), whatever changed."""
     loop, clock = c.scheduler, c._clock
-    loop._cycle_timer.cancel()
-    loop._mark_dirty = lambda: None
+    loop.cadence.step_aside()
 
     def cycle() -> None:
         clock.after(loop.period, cycle, last=True)
-        loop._dirty = True
-        loop._session()
+        loop.cadence.dirty = True
+        loop.run_session()
     clock.after(0.0, cycle, last=True)
 
 

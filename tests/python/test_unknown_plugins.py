@@ -60,8 +60,7 @@ def test_unknown_plugins_are_taken_out_of_their_tier_and_named():
 
 def test_a_loop_that_skips_unknown_plugins_schedules_without_them():
     c = volcanic.Cluster()
-    c.scheduler._cycle_timer.cancel()  # the cluster's own loop steps aside for the daemon's
-    c.scheduler._mark_dirty = lambda: None
+    c.scheduler.cadence.step_aside()  # the cluster's own loop steps aside for the daemon's
     logged: list[logging.LogRecord] = []
     handler = logging.Handler(logging.ERROR)
     handler.emit = logged.append  # whatever the logging set-up of other tests
