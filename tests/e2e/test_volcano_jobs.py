@@ -1,6 +1,6 @@
 """Volcano Jobs through `volcanic up` on a real API server: the examples, queue capability,
 preemption, the garbage collector, admission, and a crash of `up` (reference §2 controllers,
-§4 scheduler actions, §5 admission)."""
+§4 scheduler actions, §3 admission)."""
 
 from __future__ import annotations
 
