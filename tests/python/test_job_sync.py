@@ -266,7 +266,7 @@ def test_a_burst_of_pod_events_is_one_sync_and_later_events_still_count(monkeypa
     real_sync = JobActions.sync_job
     monkeypatch.setattr(JobActions, "sync_job",
                         lambda self, job, update=None: (syncs.append(job["metadata"]["name"]),
-                                                        real_sync(self, job, update)))
+                                                        real_sync(self, job, update))[1])
     c = started(job("j", task("t", 40, duration="5s")), nodes=(node("n1", cpu="64", start_delay="2s"),))
     assert len(pods(c)) == 40
     created = len(syncs)

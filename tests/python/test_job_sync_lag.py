@@ -133,14 +133,14 @@ def test_a_request_for_a_job_whose_write_is_out_waits_aside_not_in_the_way(monke
     c.apply(job("a", task("t", 3)))
     assert wait(c, lambda: len(pods(c, "a")) == 3 and held.out == ["a"], 15)  # the sync's write, after its creates
     c.run(0.5)  # the watch brings a's pods: requests for a
-    assert ctrl._parked.get("default/a")
+    assert ctrl.expectations.parked.get("default/a")
     c.apply(job("b", task("t", 3)))
     assert wait(c, lambda: len(held.jobs_created()) == 2, 3)
     assert held.jobs_created() == [("a", [], []), ("b", ["a"], [])]
     assert wait(c, lambda: all(phase(c, j) == "Running" for j in "ab"), 20)
     c.run(5)
     assert all(status(c, j).get("running") == 3 for j in "ab")
-    assert ctrl._parked == {} and held.conflicts == 0 and c.errors == []
+    assert ctrl.expectations.parked == {} and held.conflicts == 0 and c.errors == []
 
 
 def test_a_failed_status_write_retries_its_request(monkeypatch) -> None:
@@ -196,12 +196,12 @@ def test_a_jobs_creates_out_hold_up_neither_other_jobs_nor_its_own_status(monkey
     c.apply(job("b", task("t", 3)))
     assert wait(c, lambda: len(held.jobs_created()) == 2, 3)
     assert held.jobs_created()[1] == ("b", [], ["a", "a", "a"])
-    assert (status(c, "a").get("pending"), ctrl._busy("default/a")) == (None, True)
+    assert (status(c, "a").get("pending"), not ctrl.expectations.satisfied("default/a")) == (None, True)
     assert wait(c, lambda: status(c, "a").get("pending") == 3 or phase(c, "a") == "Running", 10)
     assert wait(c, lambda: all(phase(c, j) == "Running" for j in "ab"), 20)
     c.run(1)
     assert all(status(c, j).get("running") == 3 for j in "ab")
-    assert len(held.created) == 6 and held.conflicts == 0 and ctrl._parked == {} and c.errors == []
+    assert len(held.created) == 6 and held.conflicts == 0 and ctrl.expectations.parked == {} and c.errors == []
 
 
 def test_a_create_refused_in_the_background_is_failed_create_and_retried(monkeypatch) -> None:
@@ -235,14 +235,14 @@ def test_an_action_that_comes_as_creates_are_answered_waits_for_the_resumed_sync
     def abort_now() -> None:
         if not held.creating:
             held.on_answer = lambda: None
-            for waiting in ctrl._parked.pop("default/a", []):  # (a's status events: queued again)
+            for waiting in ctrl.expectations.parked.pop("default/a", []):  # (a's status events: queued again)
                 ctrl.queue.add(waiting)
             ctrl.process(abort)
-            assert ctrl._parked["default/a"] == [abort] and held.out == ["a"]  # the resumed sync's write
+            assert ctrl.expectations.parked["default/a"] == [abort] and held.out == ["a"]  # the resumed sync's write
             c.informers.pump = pump
     held.on_answer = abort_now
     assert wait(c, lambda: phase(c, "a") == "Aborted", 20)
-    assert held.conflicts == 0 and ctrl._out == {} and ctrl._parked == {} and c.errors == []
+    assert held.conflicts == 0 and ctrl.expectations.out == {} and ctrl.expectations.parked == {} and c.errors == []
 
 
 def test_a_create_answered_already_exists_while_the_watch_lags_is_counted_not_sent_again(monkeypatch) -> None:
@@ -273,7 +273,7 @@ def test_a_job_deleted_while_its_creates_are_out_is_forgotten_with_them(monkeypa
     assert wait(c, lambda: len(held.creating) == 3, 5)
     c.delete("Job", "a")
     c.run(5)
-    assert not held.creating and ctrl._out == {} and ctrl._parked == {}
+    assert not held.creating and ctrl.expectations.out == {} and ctrl.expectations.parked == {}
     assert "default/a" not in ctrl.actions._unseen and len(held.sent) == 3 and c.errors == []
 
 

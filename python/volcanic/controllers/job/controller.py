@@ -10,16 +10,23 @@ server's message and status.state reason and message, no pods, no PodGroup, noth
 until an update fixes it; a job the controller still cannot read (a malformed pod template)
 is one Warning Event JobSpecError and the request is dropped; a bad policy timeout is a Warning
 Event PolicyError and the action runs at once; a Command with an unknown action is
-consumed with a Warning Event UnknownAction and nothing else."""
+consumed with a Warning Event UnknownAction and nothing else.
+
+Its queue holds three kinds of request, one class each: Request (a job's event or action),
+ConsumeCommand (a bus Command to consume) and Answered (a job's work out was answered). A
+job's actions run one after another: what an action sent and did not wait for (SyncJob's
+pod creates and status write) is filed in the controller's JobExpectations
+(volcanic.controllers.job.expectations), and the job's next requests wait aside there until
+it is answered, while the controller goes on with other jobs."""
 
 from __future__ import annotations
 
-from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import Hashable
 
 from volcanic.controllers.events import controller_manager_recorder
 from volcanic.controllers.job import state
+from volcanic.controllers.job.expectations import Answered, JobExpectations, Out
 from volcanic.controllers.job.held import SPEC_ERROR
 from volcanic.controllers.job.plugins import PluginError
 from volcanic.controllers.job.plugins.common import task_named
@@ -31,7 +38,7 @@ from volcanic.kube.duration import format_duration
 from volcanic.kube.errors import AdmissionError, InvalidObject, NotFound, StoreError
 from volcanic.kube.informers import Handler
 from volcanic.kube.keys import JOB_API_VERSION, JOB_NAME, JOB_VERSION, OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
-from volcanic.kube.objects import Obj, annotation, annotations_of, as_map, dig, labels_of, status_of
+from volcanic.kube.objects import Obj, annotation, annotations_of, as_map, dig, key_of, labels_of, status_of
 
 MAX_REQUEUE = 15            # --max-requeue-num
 # The actions a bus Command may ask of a Job; any other is dropped with a Warning Event.
@@ -53,6 +60,15 @@ _ACTION_TYPES = {"RestartTask": "task", "RestartPod": "pod", "RestartPartition":
 
 def _action_type(action: str) -> str:
     return _ACTION_TYPES.get(action, "job")
+
+
+@dataclass(frozen=True)
+class ConsumeCommand:
+    """A request to the job controller: consume the bus Command `namespace/name`, which
+    targets a Job (delete it, then queue its action for the job)."""
+
+    namespace: str
+    name: str
 
 
 @dataclass
@@ -89,14 +105,8 @@ class JobController(Controller):
         self.recorder = controller_manager_recorder(ctx)
         self.actions = JobActions(ctx, self.recorder)
         self._delayed: dict[str, dict[str, _Delayed]] = {}  # job key -> pod name -> waiting action
-        # Coalescing of SyncJob requests (see _already_synced): a watch event's request is
-        # stamped with a count of events when queued; a job's successful SyncJob records the
-        # count at its start.
-        self._events = 0
-        self._queued_at: dict[Request, int] = {}
-        self._synced_at: dict[str, int] = {}
-        self._out: dict[str, _Out] = {}  # job key -> its pod creates or status write not answered yet
-        self._parked: dict[str, list[Request]] = {}  # job key -> requests waiting for them
+        # Per job: its work out, the requests waiting for it, the syncs that coalesce requests.
+        self.expectations = JobExpectations()
 
     def handlers(self) -> dict[str, Handler]:
         return {"Job": Handler(self._job_added, self._job_updated, self._job_deleted),
@@ -121,7 +131,7 @@ class JobController(Controller):
 
     def _job_deleted(self, job: Obj) -> None:
         key = job_key(job)
-        self._synced_at.pop(key, None)
+        self.expectations.forget(key)
         for waiting in self._delayed.pop(key, {}).values():
             if waiting.timer is not None:
                 waiting.timer.cancel()
@@ -190,14 +200,13 @@ class JobController(Controller):
     def _command_added(self, cmd: Obj) -> None:
         target = as_map(cmd.get("target"))
         if target.get("kind") == "Job":
-            self.queue.add(("command", cmd["metadata"]["namespace"], cmd["metadata"]["name"]))
+            self.queue.add(ConsumeCommand(*key_of(cmd)))
 
     # Requests.
     def _enqueue(self, req: Request) -> None:
         """Queues the request of a watch event, stamped with the event's count (again when it
         is already waiting: the newer event is what it stands for)."""
-        self._queued_at[req] = self._events
-        self._events += 1
+        self.expectations.stamp(req)
         self.queue.add(req)
 
     def _already_synced(self, req: Request, queued: int | None, job: Obj, action: str) -> bool:
@@ -208,8 +217,7 @@ class JobController(Controller):
         each; coalesced, it is one. Only where SyncJob is sync_job (Pending, Running,
         Restarting): elsewhere it is a KillJob, which bumps the job's version each time."""
         phase = dig(job, "status", "state", "phase") or "Pending"
-        return (action == "SyncJob" and queued is not None and phase in state.SYNCING
-                and self._synced_at.get(req.job_key, -1) > queued)
+        return action == "SyncJob" and phase in state.SYNCING and self.expectations.synced_since(req.job_key, queued)
 
     def _job_request(self, job: Obj, event: str) -> Request:
         meta = job["metadata"]
@@ -260,19 +268,25 @@ class JobController(Controller):
         return restarts >= max_retry
 
     def process(self, request: Hashable) -> None:
-        if isinstance(request, tuple):
-            if request[0] == "answered":  # a job's background work was answered (more may be out by now)
-                self._collect(request[1])
-            else:
-                self._consume_command(*request[1:])
-            return
-        req: Request = request
-        if req.job_key not in self._parked:
-            self._collect(req.job_key)  # may send the job's next work (a sync resumed after its creates)
-        if req.job_key in self._parked or self._busy(req.job_key):
+        if isinstance(request, Request):
+            self._run(request)
+        elif isinstance(request, Answered):  # (more of the job's work may be out by now)
+            self._collect(request.job_key)
+        elif isinstance(request, ConsumeCommand):
+            self._consume_command(request)
+        else:
+            raise TypeError(f"not a job controller request: {request!r}")
+
+    def _run(self, req: Request) -> None:
+        """Resolves a job's request to an action and runs it, unless the job's earlier work
+        is still out: then the request waits aside (see _park)."""
+        key = req.job_key
+        if not self.expectations.has_parked(key):
+            self._collect(key)  # may send the job's next work (a sync resumed after its creates)
+        if self.expectations.has_parked(key) or not self.expectations.satisfied(key):
             self._park(req)
             return
-        queued = self._queued_at.pop(req, None)
+        queued = self.expectations.take_stamp(req)
         self._cancel_on_pod_event(req)
         job = self.ctx.lister.get("Job", req.job_name, req.namespace)
         if job is None:
@@ -300,24 +314,24 @@ class JobController(Controller):
         self._execute(req, job, action)
 
     def _execute(self, req: Request, job: Obj, action: str) -> None:
-        """Runs the action; the request is done when the work it sent out is answered."""
-        started = self._events
+        """Runs the action; the request is done when the work it sent out is answered (a
+        sync stopped at its creates runs again then)."""
+        started = self.expectations.sync_starts()
         try:
-            state.execute(self.actions, job, action, _target(req, action))
-        except CreatesOut as out:
-            self._wait_for(_Out(out.answered, req, job, action, creates=out.creates))
-            return
+            sent = state.execute(self.actions, job, action, _target(req, action))
         except RETRIABLE as e:
             self._requeue(req, job, action, e)
             return
         except MALFORMED as e:
             self._malformed(req, job, action, e)
             return
+        if isinstance(sent, CreatesOut):
+            self._wait_for(Out(sent, req, job, action))
+            return
         if action == "SyncJob":
-            self._synced_at[req.job_key] = started
-        write = self.actions.take_write()
-        if write is not None:
-            self._wait_for(_Out(write, req, job, action))
+            self.expectations.synced(req.job_key, started)
+        if sent is not None:
+            self._wait_for(Out(sent, req, job, action))
         else:
             self._done(req, action)
 
@@ -362,26 +376,22 @@ class JobController(Controller):
         if action not in INTERNAL_ACTIONS:
             self._cancel_after(req, action)
 
-    def _wait_for(self, out: "_Out") -> None:
+    def _wait_for(self, out: Out) -> None:
         """A job's pod creates or status write not waited for: its request is done when they
         are answered, collected at once when the store answered already (the embedded one),
-        else once the answer comes or the job acts again."""
+        else once the answer comes (an Answered request) or the job acts again."""
         key = out.req.job_key
-        self._out[key] = out
-        if out.future.done():
+        self.expectations.expect(out)
+        if out.answered.done():
             self._collect(key)
             return
-        out.future.add_done_callback(lambda _: self.ctx.clock.after(0.0, lambda: self.queue.add(("answered", key))))
-
-    def _busy(self, job_key: str) -> bool:
-        out = self._out.get(job_key)
-        return out is not None and not out.future.done()
+        out.answered.add_done_callback(lambda _: self.ctx.clock.after(0.0, lambda: self.queue.add(Answered(key))))
 
     def _park(self, req: Request) -> None:
         """A job's actions run one after another, its creates and status writes included: a
         request for a job with work out waits for it aside, and the controller goes on with
         other jobs (one job's creates must not hold up every job's pods)."""
-        self._parked.setdefault(req.job_key, []).append(req)
+        self.expectations.park(req)
         self._collect(req.job_key)
 
     def _collect(self, job_key: str) -> None:
@@ -389,25 +399,26 @@ class JobController(Controller):
         completes its request (a failed one requeues it); answered creates let the stopped sync
         run again. Then, once nothing is out, the requests that waited are queued again, in
         order. Nothing while the work is still out."""
-        if self._busy(job_key):
-            return
-        out = self._out.pop(job_key, None)
+        out = self.expectations.observe(job_key)
         try:
-            if out is not None and out.creates is not None:
-                self._created(out)
-            elif out is not None:
-                try:
-                    self.actions.written(out.future.result())
-                except RETRIABLE as e:
-                    self._requeue(out.req, out.job, out.action, e)
-                else:
-                    self._done(out.req, out.action)
+            if out is not None:
+                self._answered(out)
         finally:
-            if not self._busy(job_key):
-                for req in self._parked.pop(job_key, []):
-                    self.queue.add(req)
+            for req in self.expectations.release(job_key):
+                self.queue.add(req)
 
-    def _created(self, out: "_Out") -> None:
+    def _answered(self, out: Out) -> None:
+        if isinstance(out.sent, CreatesOut):
+            self._created(out, out.sent)
+            return
+        try:
+            self.actions.written(out.sent.answered.result())
+        except RETRIABLE as e:
+            self._requeue(out.req, out.job, out.action, e)
+        else:
+            self._done(out.req, out.action)
+
+    def _created(self, out: Out, sent: CreatesOut) -> None:
         """Creates answered: the stopped sync runs again, unless the job went meanwhile (its
         answers are then no one's to count)."""
         job = self.ctx.lister.get("Job", out.req.job_name, out.req.namespace)
@@ -415,13 +426,14 @@ class JobController(Controller):
             self.forget(out.req)
             return
         try:
-            self.actions.created(out.job, out.creates)
+            self.actions.created(out.job, sent.creates)
         except RETRIABLE as e:
             self._requeue(out.req, out.job, out.action, e)
             return
         self._execute(out.req, job, out.action)
 
-    def _consume_command(self, namespace: str, name: str) -> None:
+    def _consume_command(self, request: ConsumeCommand) -> None:
+        namespace, name = request.namespace, request.name
         cmd = self.ctx.lister.get("Command", name, namespace)
         if cmd is None:
             return
@@ -443,7 +455,8 @@ class JobController(Controller):
         if job is None:
             return
         self.recorder.event(job, "Normal", "CommandIssued",
-                            f"Start to execute command {action}, and clean it up to make sure executed not more than once.")
+                            f"Start to execute command {action}, "
+                            "and clean it up to make sure executed not more than once.")
         self.queue.add(Request(namespace, job["metadata"]["name"], job_uid=job["metadata"]["uid"],
                                event="CommandIssued", action=action))
 
@@ -546,15 +559,3 @@ def _exit_code(pod: Obj) -> int | None:
         if terminated:
             return terminated.get("exitCode")
     return None
-
-
-@dataclass
-class _Out:
-    """A job's work not waited for, and the request whose action sent it: a status write, or
-    pod creates (`creates`, answered together) that stopped a sync."""
-
-    future: Future
-    req: Request
-    job: Obj
-    action: str
-    creates: list[tuple[Obj, Future[Obj]]] | None = None

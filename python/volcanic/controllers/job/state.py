@@ -5,7 +5,7 @@ the phase."""
 from __future__ import annotations
 
 from volcanic.controllers.job.build import task_min_available
-from volcanic.controllers.job.sync import RETAIN_NONE, RETAIN_SOFT, JobActions, Target, UpdateFn
+from volcanic.controllers.job.sync import RETAIN_NONE, RETAIN_SOFT, JobActions, Sent, Target, UpdateFn
 from volcanic.kube.objects import Obj, as_map, dig
 
 TARGETED = ("RestartTask", "RestartPod", "RestartPartition")
@@ -105,8 +105,9 @@ def restarting_update(job: Obj) -> UpdateFn:
     return update
 
 
-def execute(actions: JobActions, job: Obj, action: str, target: Target) -> None:
-    """Runs `action` on `job` from its current phase (an empty phase is Pending)."""
+def execute(actions: JobActions, job: Obj, action: str, target: Target) -> Sent:
+    """Runs `action` on `job` from its current phase (an empty phase is Pending); returns
+    what it sent and did not wait for (only SyncJob's sync_job sends any)."""
     phase = dig(job, "status", "state", "phase") or "Pending"
     if phase in ("Pending", "Running"):
         if action == "RestartJob":
@@ -116,10 +117,10 @@ def execute(actions: JobActions, job: Obj, action: str, target: Target) -> None:
         elif action in FINISHING:
             actions.kill_job(job, RETAIN_SOFT, _set(FINISHING[action]))
         else:
-            actions.sync_job(job, pending_update(job) if phase == "Pending" else running_update(job))
+            return actions.sync_job(job, pending_update(job) if phase == "Pending" else running_update(job))
     elif phase == "Restarting":
         if action == "SyncJob":
-            actions.sync_job(job, restarting_update(job))
+            return actions.sync_job(job, restarting_update(job))
         elif action in TARGETED:
             actions.kill_target(job, target, restarting_update(job))
         else:
@@ -130,3 +131,4 @@ def execute(actions: JobActions, job: Obj, action: str, target: Target) -> None:
         actions.kill_job(job, RETAIN_SOFT, _when_drained(DRAINING[phase]))
     else:  # Aborted, Completed, Terminated, Failed: terminal
         actions.kill_job(job, RETAIN_SOFT, None)
+    return None  # the kills wait for their writes

@@ -3,11 +3,13 @@
 
 Both finish the same way: recount the job's pods into status, let the state's update
 function move the phase (appending a condition when it does), write the status. SyncJob's
-pod creates and status write are not waited for (the controller collects them before the
-job's next action): on a real API server a wait of tens of milliseconds per sync kept the
-controller from the next job's pods. A write goes with the resourceVersion of the job as
-last known, the informer's copy or, when newer, the answer to the controller's own last
-write, so a job synced again before the watch brings that write back is not a conflict.
+pod creates and status write are not waited for: sync_job returns what it sent (CreatesOut,
+when it stopped at creates not answered yet; WriteOut, its status write), and the controller
+files it in its JobExpectations and takes the answers before the job's next action. On a
+real API server a wait of tens of milliseconds per sync kept the controller from the next
+job's pods. A write goes with the resourceVersion of the job as last known, the informer's
+copy or, when newer, the answer to the controller's own last write, so a job synced again
+before the watch brings that write back is not a conflict.
 """
 
 from __future__ import annotations
@@ -40,14 +42,28 @@ class SyncError(Exception):
     """An action could not finish (a pod not created, a missing claim); it is retried."""
 
 
-class CreatesOut(Exception):
+@dataclass(frozen=True)
+class CreatesOut:
     """SyncJob stopped at pod creates not answered yet: `answered` is done when they all
     are; the controller then takes them (JobActions.created) and runs the sync again."""
 
-    def __init__(self, creates: list[tuple[Obj, Future[Obj]]]) -> None:
-        super().__init__(f"{len(creates)} pod creates out")
-        self.creates = creates
-        self.answered = all_done([created for _, created in creates])
+    creates: list[tuple[Obj, Future[Obj]]]
+    answered: Future[None]
+
+    @classmethod
+    def of(cls, creates: list[tuple[Obj, Future[Obj]]]) -> "CreatesOut":
+        return cls(creates, all_done([created for _, created in creates]))
+
+
+@dataclass(frozen=True)
+class WriteOut:
+    """SyncJob's status write, sent and not waited for: `answered` gives the written job."""
+
+    answered: Future[Obj]
+
+
+# What an action sent and did not wait for; None when it waited for all it sent.
+Sent = CreatesOut | WriteOut | None
 
 
 # A created pod the watch has not brought after this long is no longer counted (client-go's
@@ -93,7 +109,6 @@ class JobActions:
         # has not brought yet (client-go's ControllerExpectations): a sync in between counts
         # them instead of creating them again (a 409 each) and writing a lower pending count.
         self._unseen: dict[str, dict[str, tuple[float, Obj]]] = {}
-        self._write: Future[Obj] | None = None  # the status write SyncJob started, for take_write()
 
     def forget(self, job: Obj) -> None:
         """Drops what is kept about a deleted job."""
@@ -110,11 +125,6 @@ class JobActions:
             unseen.pop(pod_name, None)
             if not unseen:
                 del self._unseen[key]
-
-    def take_write(self) -> Future[Obj] | None:
-        """The status write the last SyncJob started and did not wait for, if it wrote."""
-        write, self._write = self._write, None
-        return write
 
     def written(self, job: Obj) -> None:
         """Remembers the answer to a status write (see _latest)."""
@@ -210,16 +220,18 @@ class JobActions:
             pass
 
     # SyncJob.
-    def sync_job(self, job: Obj, update: UpdateFn | None = None) -> None:
+    def sync_job(self, job: Obj, update: UpdateFn | None = None) -> Sent:
         """Initialises the job, keeps its PodGroup in line and, once the PodGroup is
         admitted (Inqueue or later), creates the pods it lacks and deletes extra ones.
+        Returns what it sent and did not wait for: the pod creates it stopped at
+        (CreatesOut), else its status write (WriteOut), else None (nothing to write).
 
         Before that, the job's pods are still counted into status. Volcano's syncJob
         writes the old counters back instead, so a job restarted while its queue no longer
         admits it keeps `terminating` for pods long gone and stays Restarting until
         something else changes; counting lets the Restarting update see them gone."""
         if job["metadata"].get("deletionTimestamp"):
-            return
+            return None
         job = clone(job)
         status = job.setdefault("status", {})
         phase = dig(status, "state", "phase") or ""
@@ -232,7 +244,10 @@ class JobActions:
         self._note_pending(job, pg)
         admitted = pg_phase not in ("", "Pending")
         counts = self._create_and_delete_pods(job) if admitted else self._count(job)
-        self._finish(job, counts, update, background=True)
+        if isinstance(counts, CreatesOut):
+            return counts
+        write = self._finish(job, counts, update, background=True)
+        return None if write is None else WriteOut(write)
 
     def _initiate(self, job: Obj) -> None:
         status = job["status"]
@@ -341,18 +356,19 @@ class JobActions:
     def _note_pending(self, job: Obj, pg: Obj | None) -> None:
         for c in dig(pg, "status", "conditions") or []:
             if c.get("type") == "Unschedulable" and c.get("status") == "True":
-                message = f"PodGroup {job['metadata']['namespace']}:{job['metadata']['name']} unschedule,reason: {c.get('message', '')}"
+                message = (f"PodGroup {job['metadata']['namespace']}:{job['metadata']['name']} "
+                           f"unschedule,reason: {c.get('message', '')}")
                 if self._pending_notes.get(job["metadata"]["uid"]) != message:
                     self._pending_notes[job["metadata"]["uid"]] = message
                     self.recorder.event(job, "Warning", "PodGroupPending", message)
                 return
 
-    def _create_and_delete_pods(self, job: Obj) -> "_Counts":
-        """Creates the pods the tasks lack and deletes the out-of-sync and scaled-down ones.
-        The creates go out together; while some are unanswered (a real API server) the sync
-        stops with CreatesOut, to run again once they are: as Volcano's syncJob waits for its
-        creates before it deletes pods or writes status. A refused pod fails the sync (see
-        created())."""
+    def _create_and_delete_pods(self, job: Obj) -> "_Counts | CreatesOut":
+        """Creates the pods the tasks lack and deletes the out-of-sync and scaled-down ones;
+        returns the job's pods as counters. The creates go out together; while some are
+        unanswered (a real API server) the sync stops and returns them (CreatesOut), to run
+        again once they are: as Volcano's syncJob waits for its creates before it deletes
+        pods or writes status. A refused pod fails the sync (see created())."""
         counts = _Counts()
         existing = {p["metadata"]["name"]: p for p in self.pods_of(job)}
         existing.update((name, pod) for name, pod in self._unseen_pods(job_key(job)) if name not in existing)
@@ -377,7 +393,7 @@ class JobActions:
                         if annotation(p, TASK_SPEC) == task["name"]]:
                 to_delete.append(existing.pop(pod["metadata"]["name"]))  # scaled down
         if not all(created.done() for _, created in creates):
-            raise CreatesOut(creates)
+            return CreatesOut.of(creates)
         self.created(job, creates, counts)
         for pod in to_delete:
             if not pod["metadata"].get("deletionTimestamp"):
@@ -455,7 +471,8 @@ class JobActions:
 
     # Status.
     def _finish(self, job: Obj, counts: "_Counts", update: UpdateFn | None, killed: bool = False,
-                background: bool = False) -> None:
+                background: bool = False) -> Future[Obj] | None:
+        """Writes the counted status; returns the write when it went in the background."""
         status = job["status"]
         without_hold(status)  # the job runs (its spec passes), or its phase moves on
         for name in COUNTERS:
@@ -466,9 +483,12 @@ class JobActions:
         if not status["taskStatusCount"]:
             del status["taskStatusCount"]
         status["minAvailable"] = job["spec"].get("minAvailable", 0)
-        self._write_status(job, update, killed, background)
+        return self._write_status(job, update, killed, background)
 
-    def _write_status(self, job: Obj, update: UpdateFn | None, killed: bool, background: bool) -> None:
+    def _write_status(self, job: Obj, update: UpdateFn | None, killed: bool,
+                      background: bool) -> Future[Obj] | None:
+        """Writes the status unless it is what the job has already; a `background` write is
+        sent and returned, not waited for."""
         status = job["status"]
         if update is not None and update(status):
             now = self._now()
@@ -482,12 +502,12 @@ class JobActions:
         current = self._latest(job)
         if current is not None:
             if current.get("status") == status:
-                return
+                return None
             job["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
         if background:
-            self._write = self.ctx.store.update_status_async(job)
-        else:
-            self.written(self.ctx.store.update_status(job))
+            return self.ctx.store.update_status_async(job)
+        self.written(self.ctx.store.update_status(job))
+        return None
 
     def _latest(self, job: Obj) -> Obj | None:
         """The job as last known: the informer's copy or, when newer, the answer to our own
