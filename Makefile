@@ -1,20 +1,22 @@
 # make run   - install what is missing, build, run the example jobs in the embedded cluster
 # make test  - install what is missing, build, run the C++ and Python tests
 # make bench - install what is missing, build, run the benchmark (PRESET=medium)
+# make lint  - ruff and the native module's stub (part of make test)
+# make sanitize - the C++ tests and scenarios under ASan and UBSan
 # make e2e   - the end-to-end suite on a real API server (a dev cluster built from Go modules, cached
 #              in ~/.cache/volcanic; needs Go)
 PYTHON ?= python3
 PRESET ?= medium
 APT_PACKAGES := g++ cmake ninja-build libabsl-dev nlohmann-json3-dev catch2
-PY_PACKAGES := pybind11 scikit-build-core PyYAML pytest hypothesis cryptography kubernetes kopf prometheus-client orjson pycurl import-linter tqdm pandas matplotlib nbclient nbformat ipykernel
+PY_PACKAGES := pybind11 scikit-build-core PyYAML pytest hypothesis cryptography kubernetes kopf prometheus-client orjson pycurl "import-linter>=2.6" tqdm pandas matplotlib nbclient nbformat ipykernel ruff mypy
 CPP_BUILD := build/cpp
 
-.PHONY: run test e2e bench deps install cpp-test py-test clean
+.PHONY: run test e2e bench deps install lint cpp-test py-test sanitize clean
 
 run: install
 	$(PYTHON) -m volcanic.cli.main run examples/cluster.yaml examples/tensorflow.yaml examples/mindspore.yaml examples/queues.yaml
 
-test: install cpp-test py-test
+test: install lint cpp-test py-test
 
 bench: install
 	$(PYTHON) -m volcanic.cli.main bench --preset $(PRESET)
@@ -25,7 +27,7 @@ deps:
 	  echo "installing Debian packages: $$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
-	@$(PYTHON) -c "import pybind11, scikit_build_core, yaml, pytest, hypothesis, cryptography, kubernetes, kopf, prometheus_client, orjson, importlinter, tqdm, pandas, matplotlib, nbclient, nbformat, ipykernel" 2>/dev/null || \
+	@$(PYTHON) -c "import pybind11, scikit_build_core, yaml, pytest, hypothesis, cryptography, kubernetes, kopf, prometheus_client, orjson, importlinter, tqdm, pandas, matplotlib, nbclient, nbformat, ipykernel, ruff, mypy" 2>/dev/null || \
 	  $(PYTHON) -m pip install -q --root-user-action=ignore $(PY_PACKAGES)
 
 # The extension builds in build/<wheel tag> and is reused across runs.
@@ -37,6 +39,18 @@ cpp-test: deps
 	  -DPython3_EXECUTABLE=$$(command -v $(PYTHON)) >/dev/null
 	cmake --build $(CPP_BUILD)
 	cd $(CPP_BUILD) && ctest --output-on-failure
+
+# ruff (pyproject's [tool.ruff]) and the native module's stub checked against the module.
+lint: install
+	$(PYTHON) -m ruff check python tests
+	$(PYTHON) -m mypy.stubtest volcanic._core --allowlist tests/stubtest_allowlist.txt
+
+# The C++ tests and the scenario runner under AddressSanitizer and UndefinedBehaviorSanitizer.
+sanitize: deps
+	cmake -S . -B build/sanitize -G Ninja -DVOLCANIC_PYTHON=OFF -DVOLCANIC_TESTS=ON -DVOLCANIC_SANITIZE=ON \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE=$$(command -v $(PYTHON)) >/dev/null
+	cmake --build build/sanitize
+	cd build/sanitize && ctest --output-on-failure
 
 py-test: install
 	$(PYTHON) -m pytest -q tests/python

@@ -1,6 +1,6 @@
 """Type stub of the private native module volcanic._core."""
 
-from typing import Any, Iterable, Iterator, Mapping, overload
+from typing import Any, Iterable, Iterator, Mapping, final, overload
 
 class Scheduler:
     def __init__(self, conf_json: str | None = None,
@@ -13,6 +13,7 @@ class Scheduler:
     def forget(self, key: str) -> None: ...
     def forget_status(self, kind: str, key: str) -> None: ...
     def gangs_filled(self) -> int: ...
+    def stats(self) -> dict[str, int]: ...
     def run_once(self, now_ms: int, changed_only: bool = False, timings: bool = True) -> dict[str, Any]:
         """The decisions as a dict: binds, bind_annotations, evictions, ungate, pipelined, podgroups, queues,
         unschedulable, deferred, action_seconds, and plugin_timings (plugin -> extension point ->
@@ -22,6 +23,16 @@ class Scheduler:
 def builtin_plugin_names() -> list[str]: ...
 def action_names() -> list[str]: ...
 
+# Kubernetes' own rules, as the engine applies them (volcanic.kube.quantity, .duration, .objects).
+def parse_quantity(value: str | int | float) -> tuple[int, str]:
+    """A Kubernetes quantity as (nano-units rounded up, format name)."""
+def parse_go_duration(text: str) -> int:
+    """Go's time.ParseDuration: nanoseconds."""
+def pod_requests(spec: Any, where: str = "spec") -> dict[str, tuple[int, str]]:
+    """A pod spec's resource requests as the engine computes them: name -> (milli-units, format)."""
+def clone_json(obj: Any) -> Any:
+    """A deep copy of JSON-shaped data (TypeError for anything else)."""
+
 # Python plugins (volcanic.scheduler.plugins; docs/plugins-python.md).
 PLUGIN_HOOKS: tuple[str, ...]
 EXTENSION_POINTS: tuple[tuple[str, str | None, bool], ...]
@@ -30,6 +41,7 @@ class HookBudgetExceeded(BaseException):
     """Raised inside a Python hook that runs past its Scheduler's python_hook_budget."""
 
 # Views: read-only, live, valid only while their session runs (RuntimeError after).
+@final
 class ResourceView(Mapping[str, int | float]):
     """name -> amount in engine units (cpu millicores, memory bytes, others milli-units); a
     missing name reads 0 (math.inf for a dimension a limit leaves unbounded)."""
@@ -37,7 +49,7 @@ class ResourceView(Mapping[str, int | float]):
     def cpu(self) -> int | float: ...
     @property
     def memory(self) -> int | float: ...
-    def __getitem__(self, name: str) -> int | float: ...
+    def __getitem__(self, name: str, /) -> int | float: ...
     def __iter__(self) -> Iterator[str]: ...
     def __len__(self) -> int: ...
     @overload
@@ -45,11 +57,13 @@ class ResourceView(Mapping[str, int | float]):
     @overload
     def get(self, name: str, default: Any) -> Any: ...
 
+@final
 class LabelsView(Mapping[str, str]):
-    def __getitem__(self, key: str) -> str: ...
+    def __getitem__(self, key: str, /) -> str: ...
     def __iter__(self) -> Iterator[str]: ...
     def __len__(self) -> int: ...
 
+@final
 class TaskView:
     name: str
     namespace: str
@@ -66,6 +80,7 @@ class TaskView:
     node_name: str | None
     status: str
 
+@final
 class NodeView:
     name: str
     labels: LabelsView
@@ -78,6 +93,7 @@ class NodeView:
     pipelined: ResourceView
     tasks: list[TaskView]
 
+@final
 class JobView:
     key: str
     name: str
@@ -93,6 +109,7 @@ class JobView:
     labels: LabelsView
     annotations: LabelsView
 
+@final
 class QueueView:
     name: str
     weight: int
@@ -104,6 +121,7 @@ class QueueView:
     guarantee: ResourceView
     allocated: ResourceView
 
+@final
 class SessionView:
     jobs: list[JobView]
     nodes: list[NodeView]

@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from volcanic.real.client import KubeClient
-from volcanic.real.deployments import DEFAULT_CONF
 from volcanic.real.devcluster.cluster import DevCluster
 from volcanic.real.devcluster.ports import free_port
+from volcanic.real.manifests.deployments import DEFAULT_CONF
 from volcanic.real.store import KubeStore
 
 

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from conftest import Up
-from volcanic.real.deployments import DEFAULT_CONF
 from volcanic.real.devcluster.cluster import KWOK_TOLERATION
+from volcanic.real.manifests.deployments import DEFAULT_CONF
 
 GATE = "scheduling.volcano.sh/queue-allocation-gate"
 SLOT = {"cpu": "500m", "memory": "512Mi"}

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from volcanic.admission.webhook import self_signed_cert
+from volcanic.httpd.tls import self_signed_cert
 from volcanic.kube.errors import NotFound, Unavailable
 from volcanic.real.client import KubeClient
 from volcanic.real.connection import Connections

@@ -15,7 +15,7 @@ import pytest
 import volcanic
 from volcanic.kube import crds
 from volcanic.kube.openapi import _check, _passes, compile_schema, schema_errors, with_defaults
-from volcanic.real.manifests import crds as crd_manifests
+from volcanic.real.manifests.definitions import crds as crd_manifests
 
 NS = "default"
 

@@ -220,5 +220,5 @@ def test_the_scheduler_command_takes_the_feature_gates(monkeypatch):
 def test_the_scheduler_role_may_update_pods():
     """`volcanic install --all`'s scheduler ClusterRole lets it write the pod without the gate
     (Volcano's chart: installer/helm/chart/volcano/templates/scheduler.yaml, pods patch)."""
-    from volcanic.real.manifests import RULES
+    from volcanic.real.manifests.accounts import RULES
     assert any("pods" in r["resources"] and "update" in r["verbs"] for r in RULES["scheduler"])

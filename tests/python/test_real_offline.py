@@ -22,11 +22,12 @@ from volcanic.kube.store import Watch
 from volcanic.real import serving
 from volcanic.real.client import api_error, kubeconfig_path
 from volcanic.real.devcluster import ports
-from volcanic.real.install import render
-from volcanic.real.manifests import RULES, crds
+from volcanic.real.manifests import render
+from volcanic.real.manifests.accounts import RULES
+from volcanic.real.manifests.definitions import crds
+from volcanic.real.manifests.webhooks import DEFAULT_ADMISSIONS, WEBHOOKS, configurations
 from volcanic.real.metrics import SchedulerMetrics
 from volcanic.real.operator import _plain
-from volcanic.real.registrations import DEFAULT_ADMISSIONS, WEBHOOKS, configurations
 from volcanic.real.store import KubeStore, Reflector
 from volcanic.scheduler.engine import Decisions
 

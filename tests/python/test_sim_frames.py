@@ -9,7 +9,8 @@ import pytest
 from builders import node
 import volcanic
 from volcanic.sim.frames import job_rows, jobs_frame, pod_runs, timeline_frame, timeline_rows
-from volcanic.sim.replay import PodRecord, Replay, replay
+from volcanic.sim.records import PodRecord, Replay
+from volcanic.sim.replay import replay, snapshot
 from volcanic.sim.trace import Arrival, Trace
 
 GPU = "nvidia.com/gpu"
@@ -37,7 +38,7 @@ def hand_made_run() -> Replay:
         PodRecord("ns/late-l0", 50, requests={"cpu": 1.0}, job="ns/late", queue="prod"),
         PodRecord("ns/late-l1", 50, 60, 70, "n1", "Succeeded", {"cpu": 1.0}, job="ns/late", queue="prod"),
     ]
-    return Replay("hand-made", cluster, pods={r.name: r for r in records})
+    return Replay("hand-made", snapshot(cluster), pods={r.name: r for r in records})
 
 
 def test_pod_runs_count_an_interrupted_run_once_and_the_replacement_after_it():
@@ -85,7 +86,7 @@ def test_timeline_steps_per_queue_and_resource_with_shares_of_the_nodes():
 
 def test_timeline_sums_fractions_without_dust():
     """0.1 + 0.2 - 0.1 - 0.2 is 5.6e-17 in floats: an empty queue must read 0, not a crumb."""
-    run = Replay("fractions", volcanic.Cluster())
+    run = Replay("fractions", snapshot(volcanic.Cluster()))
     run.pods = {r.name: r for r in (PodRecord("ns/a", 0, 0, 10, requests={"cpu": 0.1}, job="ns/a"),
                                      PodRecord("ns/b", 0, 1, 20, requests={"cpu": 0.2}, job="ns/b"))}
     assert [r["allocated"] for r in timeline_rows(run)] == [0.1, 0.3, 0.2, 0]
@@ -103,7 +104,7 @@ def test_frames_index_jobs_and_pivot_the_timeline():
 
 
 def test_an_empty_run_has_no_rows_but_its_frames_have_the_columns():
-    empty = Replay("empty", volcanic.Cluster())
+    empty = Replay("empty", snapshot(volcanic.Cluster()))
     assert job_rows(empty) == [] and timeline_rows(empty) == []
     assert list(timeline_frame(empty).columns) == ["time", "queue", "resource", "allocated", "share"]
     assert jobs_frame(empty).empty

@@ -28,7 +28,8 @@ from volcanic.errors import ConfigError
 from volcanic.kube.errors import Conflict, NotFound
 from volcanic.real.components import Component, Process
 from volcanic.real.install import path_of
-from volcanic.real.registrations import DEFAULT_ADMISSIONS, register, unregister
+from volcanic.real.manifests.webhooks import DEFAULT_ADMISSIONS
+from volcanic.real.registrations import register, unregister
 from volcanic.real.serving import Health
 
 GATE = "scheduling.volcano.sh/queue-allocation-gate"

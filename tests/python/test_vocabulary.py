@@ -10,8 +10,8 @@ import re
 from volcanic.admission import OPERATIONS
 from volcanic.admission.review import GROUPS
 from volcanic.kube.kinds import ADMITTED, KINDS
-from volcanic.real.manifests import crds
-from volcanic.real.registrations import WEBHOOKS
+from volcanic.real.manifests.definitions import crds
+from volcanic.real.manifests.webhooks import WEBHOOKS
 
 PACKAGE = Path(__file__).resolve().parents[2] / "python" / "volcanic"
 # An API version (group/vN...), a bare group in quotes, or a group-qualified resource

@@ -1,4 +1,4 @@
-"""The HTTPS admission webhook (volcanic.admission.webhook): every path, the HTTP error
+"""The HTTPS admission webhook (volcanic.webhook): every path, the HTTP error
 answers, limits and fuzzing over HTTPS, the offline lister, the command and the benchmark.
 Slow, idle and malformed clients are in test_webhook_slow_clients.py; the codec in
 test_admission_review.py."""
@@ -32,8 +32,8 @@ from review_helpers import (
     queue,
     review,
 )
-from volcanic.admission.webhook import PATHS, start_server
 from volcanic.cluster.snapshot import snapshot_lister
+from volcanic.webhook import PATHS, start_server
 
 # The HTTPS server.
 

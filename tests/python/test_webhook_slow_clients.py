@@ -1,4 +1,4 @@
-"""The HTTPS webhook (volcanic.admission.webhook) against slow, idle and malformed clients,
+"""The HTTPS webhook (volcanic.webhook) against slow, idle and malformed clients,
 over real sockets on 127.0.0.1: deadlines for the TLS handshake and for the request line
 plus headers (Go's http.Server ReadHeaderTimeout: one deadline for the whole head, not a
 per-read timeout that each byte renews), a bound per client address, a prompt 400 for a
@@ -20,8 +20,9 @@ import types
 
 import pytest
 
-from volcanic.admission.webhook import self_signed_cert, start_server
 from volcanic.cluster.snapshot import snapshot_lister
+from volcanic.httpd.tls import self_signed_cert
+from volcanic.webhook import start_server
 
 LISTER = snapshot_lister([])
 REVIEW = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {

@@ -73,7 +73,7 @@ def review(uid: str, operation: str, obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _start_webhook(directory: str) -> tuple[subprocess.Popen, int, str]:
-    from volcanic.admission.webhook import self_signed_cert
+    from volcanic.httpd.tls import self_signed_cert
 
     cert, key = self_signed_cert(directory)
     env = dict(os.environ)

@@ -3,8 +3,9 @@ volcano-sh/volcano) on a real API server.
 
 A dev cluster of kwok nodes (32 CPU / 256 Gi, label type=kwok, kwok's taint) on this machine;
 `volcanic scheduler` and `volcanic controller-manager` as separate processes, as their
-Deployments run them (the controller-manager at 2,000 QPS, as Volcano's benchmark runs its own); Volcano Jobs of 100 replicas, minAvailable 100, 1 CPU / 1 Gi each,
-nodeSelector type: kwok and the kwok toleration, all created at once. Sizes: 10 jobs on 100
+Deployments run them (the controller-manager at 2,000 QPS, as Volcano's benchmark runs its
+own); Volcano Jobs of 100 replicas, minAvailable 100, 1 CPU / 1 Gi each, nodeSelector type:
+kwok and the kwok toleration, all created at once. Sizes: 10 jobs on 100
 nodes, then 100 jobs on 1,000 nodes. Reported per size, from the first Job create: the last
 pod bound, the last pod Running (kwok), binds per second.
 

@@ -32,11 +32,12 @@ def _stop_on_signals() -> threading.Event:
 
 
 def _cmd_install(args: argparse.Namespace) -> int:
-    from volcanic.real.install import install, render
+    from volcanic.real.manifests import render
     conf = open(args.scheduler_conf).read() if args.scheduler_conf else None
-    if args.print:
+    if args.print:  # plain data: no Kubernetes client is imported
         sys.stdout.write(render(args.all, image=args.image, scheduler_conf=conf))
         return 0
+    from volcanic.real.install import install
     install(_client(args), args.all, image=args.image, scheduler_conf=conf)
     return 0
 
@@ -179,7 +180,7 @@ def add_kube_api_flags(parser: argparse.ArgumentParser, command: str) -> None:
                         f"once before --kube-api-qps paces them (default {burst})")
 
 
-# The webhook's connection limits (volcanic.admission.http_server.Limits) by flag: (type, help).
+# The webhook's connection limits (volcanic.httpd.server.Limits) by flag: (type, help).
 LIMIT_FLAGS = {
     "handshake_timeout": (_positive_duration, "time for a client's TLS handshake (default 10s)"),
     "header_timeout": (_positive_duration, "time for a request's line and headers, all of them (default 10s)"),
@@ -204,7 +205,7 @@ def webhook_limits(args: argparse.Namespace) -> dict:
 def _admissions(args: argparse.Namespace) -> tuple[str, ...]:
     """--enabled-admission, else Volcano's chart's paths, and /pods/mutate, which applies it,
     when SchedulingGatesQueueAdmission is on."""
-    from volcanic.real.registrations import DEFAULT_ADMISSIONS
+    from volcanic.real.manifests.webhooks import DEFAULT_ADMISSIONS
     text = getattr(args, "enabled_admission", None)
     if text:
         return tuple(p.strip() for p in text.split(",") if p.strip())
@@ -320,8 +321,9 @@ def _scheduler_flags() -> argparse.ArgumentParser:
     p.add_argument("--settle", type=_duration, help="also start a session once the cluster has not "
                    "changed for this long, and this long after a new pod fills its gang (default 200ms; "
                    "0: only every --schedule-period, as Volcano)")
-    p.add_argument("--python-hook-budget", type=_positive_duration, help="the time all Python plugin hooks of one session "
-                   "may take together; past it the session fails and is rolled back (default: no limit)")
+    p.add_argument("--python-hook-budget", type=_positive_duration,
+                   help="the time all Python plugin hooks of one session may take together; past it the session "
+                   "fails and is rolled back (default: no limit)")
     return p
 
 

@@ -113,8 +113,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_webhook(args: argparse.Namespace) -> int:
-    from volcanic.admission.webhook import serve
     from volcanic.cluster.snapshot import snapshot_lister
+    from volcanic.webhook import serve
 
     if args.register or args.kubeconfig:
         return cmd_cluster_webhook(args)
@@ -257,7 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "configurations Volcano installs, pointing at --url or the volcano-admission-service Service")
     w.add_argument("--url", help="the webhook's URL for the API server (e.g. https://127.0.0.1:8443)")
     w.add_argument("--enabled-admission", metavar="PATHS", help="comma-separated paths to register (default "
-                   "/jobs/mutate,/jobs/validate,/podgroups/validate,/queues/mutate,/queues/validate, as Volcano's chart)")
+                   "/jobs/mutate,/jobs/validate,/podgroups/validate,/queues/mutate,/queues/validate, "
+                   "as Volcano's chart)")
     w.add_argument("--metrics-address", metavar="HOST:PORT", help="serve /healthz (and /metrics) here")
     w.add_argument("--scheduler-name", action="append",
                    help="a scheduler name whose pods volcanic admits; repeatable (default: volcano)")

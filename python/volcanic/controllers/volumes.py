@@ -507,7 +507,8 @@ class PersistentVolumeController(Controller):
             self._claim_lost(claim, "ClaimLost", "Bound claim has lost reference to PersistentVolume. "
                              "Data on the volume is lost!")
         elif pv is None:
-            self._claim_lost(claim, "ClaimLost", "Bound claim has lost its PersistentVolume. Data on the volume is lost!")
+            self._claim_lost(claim, "ClaimLost",
+                             "Bound claim has lost its PersistentVolume. Data on the volume is lost!")
         elif (ref := claim_ref(pv)) is None or ref.get("uid") == claim["metadata"]["uid"]:
             self._bind(pv, claim)
         else:
@@ -607,12 +608,14 @@ class PersistentVolumeController(Controller):
         name = claim_class(claim)
         cls = self.ctx.lister.get(SC, name)
         if cls is None:
-            self._recorder.event(claim, "Warning", "ProvisioningFailed", f'storageclass.storage.k8s.io "{name}" not found')
+            self._recorder.event(claim, "Warning", "ProvisioningFailed",
+                                 f'storageclass.storage.k8s.io "{name}" not found')
             return
         provisioner = _field(cls, "provisioner", str, "")
         if provisioner == NO_PROVISIONER or not provisioner:
             # findProvisionablePlugin: no in-tree plugin of that name, and it is kubernetes.io's
-            self._recorder.event(claim, "Warning", "ProvisioningFailed", f"no volume plugin matched name: {provisioner}")
+            self._recorder.event(claim, "Warning", "ProvisioningFailed",
+                                 f"no volume plugin matched name: {provisioner}")
             return
         if _field(claim, "spec.resources.requests.storage", (str, int, float)) is None:
             raise InvalidObject(f"{describe(claim)}: spec.resources.requests.storage: Required value "
@@ -627,7 +630,7 @@ class PersistentVolumeController(Controller):
     def _set_provisioner(self, claim: Obj, provisioner: str) -> Obj:
         """setClaimProvisioner: tells external provisioners whose claim it is."""
         annotations = annotations_of(claim)
-        if annotations.get(STORAGE_PROVISIONER) == provisioner and annotations.get(BETA_STORAGE_PROVISIONER) == provisioner:
+        if provisioner == annotations.get(STORAGE_PROVISIONER) == annotations.get(BETA_STORAGE_PROVISIONER):
             return claim
         return self.ctx.store.update(_with_annotations(claim, **{STORAGE_PROVISIONER: provisioner,
                                                                  BETA_STORAGE_PROVISIONER: provisioner}))
@@ -644,7 +647,8 @@ class PersistentVolumeController(Controller):
             if node_name is not None:
                 node = self.ctx.lister.get("Node", node_name)
                 if node is None:
-                    raise ProvisioningFailed(f'failed to get target node: node "{node_name}" not found', reschedule=True)
+                    raise ProvisioningFailed(f'failed to get target node: node "{node_name}" not found',
+                                             reschedule=True)
             pv = provisioned_volume(claim, cls, node)
         except ProvisioningFailed as e:
             recorder.event(claim, "Warning", "ProvisioningFailed", f"failed to provision volume with StorageClass "
@@ -656,7 +660,8 @@ class PersistentVolumeController(Controller):
             pv = self.ctx.store.create(pv)
         except AlreadyExists:
             return  # made before: its own event brings it to the claim
-        recorder.event(claim, "Normal", "ProvisioningSucceeded", f"Successfully provisioned volume {pv['metadata']['name']}")
+        recorder.event(claim, "Normal", "ProvisioningSucceeded",
+                       f"Successfully provisioned volume {pv['metadata']['name']}")
         self._bind(pv, claim)
 
     # Volumes.

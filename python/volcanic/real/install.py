@@ -1,17 +1,17 @@
-"""`volcanic install`: server-side apply of the manifests, idempotent."""
+"""`volcanic install`: server-side apply of the manifests (volcanic.real.manifests, plain
+data), idempotent. `volcanic install --print` renders them without coming here."""
 
 from __future__ import annotations
 
 import time
 from typing import Any, Callable
 
-import yaml
-
 from volcanic.kube.errors import NotFound, StoreError
 from volcanic.kube.kinds import KINDS
-from volcanic.kube.objects import status_of
+from volcanic.kube.objects import Obj, status_of
 from volcanic.real.client import KubeClient
-from volcanic.real.manifests import Obj, manifests
+from volcanic.real.manifests import manifests
+from volcanic.real.manifests.definitions import crds
 
 FIELD_MANAGER = "volcanic"
 
@@ -58,7 +58,7 @@ def install(client: KubeClient, all_components: bool = False, log: Callable[[str
 
 def installed(client: KubeClient) -> bool:
     """Whether Volcano's CRDs are on the cluster already (`volcanic up` installs otherwise)."""
-    names = [o["metadata"]["name"] for o in manifests() if o["kind"] == "CustomResourceDefinition"]
+    names = [crd["metadata"]["name"] for crd in crds()]
     try:
         for name in names:
             client.request("GET", f"{_PATHS['CustomResourceDefinition']}/{name}")
@@ -78,7 +78,3 @@ def wait_established(client: KubeClient, name: str, timeout: float = 60.0) -> No
             raise StoreError("CustomResourceDefinition", "", name, f"CRD {name} not Established after {timeout:.0f} s")
         time.sleep(0.2)
 
-
-def render(all_components: bool = False, **options: Any) -> str:
-    """The manifests as multi-document YAML (`volcanic install --print`)."""
-    return yaml.safe_dump_all(manifests(all_components, **options), sort_keys=False)

@@ -26,7 +26,7 @@ from volcanic.kube.clock import rfc3339_micro
 from volcanic.kube.errors import NotFound, StoreError
 from volcanic.kube.objects import spec_of
 from volcanic.real.client import KubeClient
-from volcanic.real.manifests import NAMESPACE
+from volcanic.real.manifests.names import NAMESPACE
 
 log = logging.getLogger("volcanic.leader")
 

@@ -3,7 +3,7 @@
 /healthz answers 200 while every component in the process has shown it is alive (its loop
 beat) within the last STALE seconds, and 503 naming the stuck ones otherwise; a liveness
 probe restarts a process whose loop hangs. /metrics is prometheus-client's text format.
-The server is the webhook's (volcanic.admission.http_server), over plain HTTP, so a slow or
+The server is the webhook's (volcanic.httpd.server), over plain HTTP, so a slow or
 idle client holds no thread and meets the same deadlines and connection bounds.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-from volcanic.admission.http_server import HttpServer, Limits
-from volcanic.admission.http_wire import Request, Response
+from volcanic.httpd.server import HttpServer, Limits
+from volcanic.httpd.wire import Request, Response
 
 STALE = 60.0
 TEXT = "text/plain; charset=utf-8"
@@ -57,7 +57,7 @@ class MetricsServer(HttpServer):
 
 def serve(address: str, registry: CollectorRegistry, health: Health, **limits: Any) -> MetricsServer:
     """Serves /metrics and /healthz on HOST:PORT in a daemon thread; `limits` as
-    http_server.Limits. Stop it with .shutdown()."""
+    httpd.server.Limits. Stop it with .shutdown()."""
     host, _, port = address.rpartition(":")
     server = MetricsServer((host or "0.0.0.0", int(port)), registry, health, **limits)
     threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()

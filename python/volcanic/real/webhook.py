@@ -1,11 +1,12 @@
 """`volcanic webhook --register`: Volcano's admission on a real cluster.
 
-The HTTPS server of volcanic.admission.webhook, its rules reading informers over the API
-server (queues, namespaces, jobs, podgroups), and the Mutating/ValidatingWebhookConfigurations
-Volcano's webhook-manager registers (registrations.py). Without a certificate it makes a
-self-signed one, valid for the Service's DNS names and the --url host, and puts it in each
-configuration's caBundle. Order: caches synced, then serving, then registered, so the API
-server never calls a webhook that cannot answer or would answer from an empty cache.
+The HTTPS server of volcanic.webhook, its rules reading informers over the API server
+(queues, namespaces, jobs, podgroups), and the Mutating/ValidatingWebhookConfigurations
+Volcano's webhook-manager registers (made by manifests/webhooks.py, applied by
+registrations.py). Without a certificate it makes a self-signed one, valid for the
+Service's DNS names and the --url host, and puts it in each configuration's caBundle.
+Order: caches synced, then serving, then registered, so the API server never calls a webhook
+that cannot answer or would answer from an empty cache.
 `volcanic up` removes the registrations again on a clean stop (unregister); a production
 `volcanic webhook --register` leaves them for the replica that replaces it.
 """
@@ -19,12 +20,14 @@ from typing import Any
 from urllib.parse import urlparse
 
 from volcanic.admission import AdmissionConf
-from volcanic.admission.webhook import make_server, self_signed_cert
+from volcanic.httpd.tls import self_signed_cert
 from volcanic.kube.informers import Informers
-from volcanic.real.manifests import NAMESPACE
-from volcanic.real.registrations import DEFAULT_ADMISSIONS, SERVICE, register, service_hosts, unregister
+from volcanic.real.manifests.names import NAMESPACE, SERVICE
+from volcanic.real.manifests.webhooks import DEFAULT_ADMISSIONS, service_hosts
+from volcanic.real.registrations import register, unregister
 from volcanic.real.serving import Health
 from volcanic.real.store import KubeStore
+from volcanic.webhook import make_server
 
 log = logging.getLogger("volcanic.webhook")
 
@@ -59,7 +62,7 @@ class WebhookDaemon:
                  health: Health | None = None, paths: tuple[str, ...] = DEFAULT_ADMISSIONS,
                  register: bool = True, limits: dict[str, Any] | None = None) -> None:
         self.store, self.url, self.health = store, url, health or Health()
-        self.limits = limits or {}  # http_server.Limits' fields
+        self.limits = limits or {}  # httpd.server.Limits' fields
         self.paths, self.register = paths, register
         self.host, _, port = listen.rpartition(":")
         self.port = int(port)

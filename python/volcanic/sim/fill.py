@@ -15,7 +15,6 @@ annotations, Running), so later sessions count the cards it holds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import itertools
 import random
 import time
@@ -26,35 +25,16 @@ from volcanic.kube.objects import annotation, annotations_of
 from volcanic.scheduler import Scheduler
 from volcanic.sim.fragmentation import Ledger, Shape, pod_shape, typical_shapes
 from volcanic.sim.frames import write_table
+from volcanic.sim.records import CURVE_COLUMNS, Fill
 from volcanic.sim.trace import CARDS_OF_POD, VGPU_REGISTER, Obj, Trace
-
-CURVE_COLUMNS = ("pods", "arrived", "allocated", "fragmented")
-
-
-@dataclass
-class Fill:
-    trace: str
-    curve: list[dict[str, float]] = field(default_factory=list)  # CURVE_COLUMNS, one row per pod
-    pods_total: int = 0
-    pods_scheduled: int = 0
-    sessions: int = 0
-    wall_s: float = 0.0
-
-    def at(self, arrived: float) -> dict[str, float]:
-        """The first point where the arrived workload reached `arrived` (else the last)."""
-        return next((p for p in self.curve if p["arrived"] >= arrived), self.curve[-1] if self.curve else {})
-
-    def frame(self) -> Any:
-        """The curve as a pandas DataFrame."""
-        from volcanic.cluster.report import require_pandas
-        return require_pandas().DataFrame(self.curve, columns=list(CURVE_COLUMNS))
 
 
 def fill(trace: Trace, conf: Any = None, seed: int | None = None, until: float = 1.3,
          progress: Callable[[int], None] | None = None, batch: int = 256) -> Fill:
     """Runs the experiment; `batch` pods arrive between two sessions (see the module's doc)."""
     started = time.perf_counter()
-    pods = [(o, a.gpus, pod_shape(o)) for a in trace.arrivals for o in a.objects if o.get("kind") == "Pod"]  # a pod an arrival
+    # A pod an arrival.
+    pods = [(o, a.gpus, pod_shape(o)) for a in trace.arrivals for o in a.objects if o.get("kind") == "Pod"]
     if not pods:
         raise ValueError(f"fill mode: trace {trace.name} has no pods (fill takes a trace of pods, as openb's)")
     if seed is not None:

@@ -1,5 +1,6 @@
 """A run's records as rows, and as pandas DataFrames for notebooks (`pip install
-volcanic[notebook]`; the core needs no pandas): pods, jobs, and the allocation timeline."""
+volcanic[notebook]`; the core needs no pandas): pods (pod_rows, with the records), jobs, and
+the allocation timeline."""
 
 from __future__ import annotations
 
@@ -10,29 +11,15 @@ from typing import Any
 
 from volcanic.cluster.report import require_pandas
 from volcanic.sim.metrics import GPU_COLUMNS, capacity, gpu_timeline
-from volcanic.sim.replay import PodRecord, Replay
+from volcanic.sim.records import POD_COLUMNS, PodRecord, Replay, pod_rows
 
-POD_COLUMNS = ("pod", "arrival", "start", "end", "wait", "node", "phase")
 JOB_COLUMNS = ("job", "queue", "arrival", "start", "end", "pods", "wait", "evicted")
 TIMELINE_COLUMNS = ("time", "queue", "resource", "allocated", "share")
 
 
-def pod_rows(run: Replay) -> list[dict[str, Any]]:
-    """One row per pod: times in virtual seconds from the start (None when not reached),
-    wait = start - arrival, and its requests as `req_<resource>` columns."""
-    names = sorted({name for r in run.pods.values() for name in r.requests})
-    rows = []
-    for r in run.pods.values():
-        row = {"pod": r.name, "arrival": r.arrival, "start": r.start, "end": r.end,
-               "wait": None if r.start is None else r.start - r.arrival, "node": r.node, "phase": r.phase}
-        row.update({f"req_{name}": r.requests.get(name, 0.0) for name in names})
-        rows.append(row)
-    return rows
-
-
 def pods_frame(run: Replay) -> Any:
-    """pod_rows as a pandas DataFrame indexed by pod."""
-    return require_pandas().DataFrame(pod_rows(run)).set_index("pod")
+    """pod_rows as a pandas DataFrame indexed by pod (= run.frame())."""
+    return run.frame()
 
 
 def job_rows(run: Replay) -> list[dict[str, Any]]:

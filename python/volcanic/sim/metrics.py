@@ -8,7 +8,7 @@ from typing import Any
 from volcanic.kube.objects import as_map, dig
 from volcanic.kube.quantity import parse_quantity
 from volcanic.sim.fragmentation import Ledger, typical_shapes
-from volcanic.sim.replay import Replay
+from volcanic.sim.records import Replay
 from volcanic.sim.trace import VGPU_CORES, gpus_of
 
 VGPU_PREFIX = "volcano.sh/vgpu-"
@@ -39,7 +39,7 @@ def summary(run: Replay, policy: str) -> dict[str, Any]:
             "pods_succeeded": sum(p.phase == "Succeeded" for p in pods),
             "pods_failed": sum(p.phase == "Failed" for p in pods),
             "pods_unschedulable": total - scheduled,
-            "simulated_s": now, "wall_s": round(run.wall_s, 3), "sessions": run.cluster.scheduler.sessions,
+            "simulated_s": now, "wall_s": round(run.wall_s, 3), "sessions": run.cluster.sessions,
             "wait_p50_s": _percentile(waits, 50), "wait_p99_s": _percentile(waits, 99),
             "utilization": utilization, "gpu_allocated_share": utilization["gpu"],
             "gpu_fragmentation": mean_fragmentation(run)}
@@ -55,7 +55,7 @@ def gpu_timeline(run: Replay) -> list[dict[str, float]]:
     events = sorted([(p.start, 1, p) for p in run.pods.values() if p.start is not None]
                     + [(p.end, -1, p) for p in run.pods.values() if p.start is not None and p.end is not None],
                     key=lambda e: (e[0], e[1]))  # at one instant, ends before starts
-    ledger = Ledger(run.cluster.informers.list("Node"), typical_shapes(p.shape for p in run.pods.values() if p.shape))
+    ledger = Ledger(run.cluster.objects_of("Node"), typical_shapes(p.shape for p in run.pods.values() if p.shape))
     if not ledger.capacity:
         return []
     rows = [{"time": 0.0, "allocated": 0.0, "fragmented": round(ledger.shares()[1], 6)}]
@@ -84,7 +84,7 @@ def mean_fragmentation(run: Replay) -> float:
 def capacity(run: Replay) -> dict[str, float]:
     """The sum of the nodes' allocatable per resource (but pods): what utilization divides by."""
     total: dict[str, float] = {}
-    for node in run.cluster.informers.list("Node"):
+    for node in run.cluster.objects_of("Node"):
         for name, q in as_map(dig(node, "status", "allocatable")).items():
             if name != "pods":
                 total[name] = total.get(name, 0.0) + float(parse_quantity(q, f"Node {node['metadata']['name']}")[0])

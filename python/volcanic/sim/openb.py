@@ -83,7 +83,8 @@ def _node(row: dict, where: str) -> Obj:
                             VGPU_MEMORY: str(CARD_MEMORY_MIB * gpus)})
         annotations[VGPU_REGISTER] = "".join(
             f"GPU-{name}-{i},{SHARERS},{CARD_MEMORY_MIB},NVIDIA-{model},true,hami-core:" for i in range(gpus))
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels, "annotations": annotations},
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": labels, "annotations": annotations},
             "status": {"allocatable": allocatable, "capacity": dict(allocatable)}}
 
 

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from volcanic.sim.frames import jobs_frame, timeline_frame
 from volcanic.sim.metrics import VGPU_PREFIX, gpu_timeline
-from volcanic.sim.replay import Replay
+from volcanic.sim.records import Replay
 
 WAIT_ALPHA = 0.3  # a job's wait is its bar's colour, lighter
 

@@ -5,11 +5,13 @@ jumps over idle stretches at no cost). Every pod is recorded as it appears, its 
 being that of the object that made it (a Job's pods arrive with the Job). A bare pod that
 has ended is deleted, as the trace's pods were; a Job goes once finished (the replay's Jobs
 set ttlSecondsAfterFinished: 0), so the cluster holds only live work however long the trace.
+
+What it returns is a record (volcanic.sim.records.Replay): the pods' records and a snapshot of
+the cluster as the run left it (ClusterState), never the live cluster.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import partial
 import gc
 import time
@@ -19,77 +21,32 @@ from volcanic.cluster import Cluster
 from volcanic.kube.informers import Handler
 from volcanic.kube.keys import GROUP_NAME, POD_QUEUE_NAME
 from volcanic.kube.keys import QUEUE_NAME as JOB_QUEUE_NAME
+from volcanic.kube.kinds import KINDS
 from volcanic.kube.objects import annotations_of, dig, spec_of, status_of
-from volcanic.sim.fragmentation import Shape, pod_shape
-from volcanic.sim.trace import CARDS_OF_POD, Obj, Trace, requests_of
+from volcanic.sim.records import ClusterState, PodRecord, Replay
+from volcanic.sim.trace import CARDS_OF_POD, Obj, Trace
 
 TERMINAL = ("Succeeded", "Failed")
 
 
-class PodRecord:
-    """One pod of a replay: when it arrived, ran and ended, where, and what it asked for.
-
-    name: "ns/name"; arrival, start (Running), end (Succeeded or Failed): virtual seconds
-    since the cluster's start, None when not reached; node; phase; job: "ns/name" of its
-    owner Job, or the pod's own key for a bare pod; queue.
-    interrupted: runs cut short, (start, end, node): an earlier pod of this name deleted
-    while Running (evicted by preempt or reclaim, or restarted with its Job). A Job's
-    replacement pod has the same name, so without these a reclaim's victims would look as
-    if they never ran.
-    gpu_cards: the vGPU cards it ran on (its volcano.sh/vgpu-ids-new annotation).
-    requests: resource -> amount (cores, bytes, cards, ...) by the engine's rule, and
-    shape (fragmentation.py): read from `spec` (the pod's, as created; shared, read-only)
-    when first asked, so a replay spends nothing on what only its metrics read.
-    """
-
-    __slots__ = ("name", "arrival", "start", "end", "node", "phase", "job", "queue", "interrupted",
-                 "gpu_cards", "spec", "_requests", "_shape")
-
-    def __init__(self, name: str, arrival: float, start: float | None = None, end: float | None = None,
-                 node: str | None = None, phase: str = "Pending", requests: dict[str, float] | None = None,
-                 job: str = "", queue: str = "default",
-                 interrupted: list[tuple[float, float, str | None]] | None = None, gpu_cards: str = "",
-                 spec: Obj | None = None) -> None:
-        self.name, self.arrival, self.start, self.end, self.node, self.phase = name, arrival, start, end, node, phase
-        self.job, self.queue, self.gpu_cards, self.spec = job, queue, gpu_cards, spec
-        self.interrupted = interrupted if interrupted is not None else []
-        self._requests = {} if requests is None and spec is None else requests  # None: from spec, later
-        self._shape: Shape | None = None
-
-    @property
-    def requests(self) -> dict[str, float]:
-        if self._requests is None:
-            self._requests = requests_of({"spec": self.spec})
-        return self._requests
-
-    @property
-    def shape(self) -> Shape | None:
-        """None for a record made without a spec."""
-        if self._shape is None and self.spec is not None:
-            self._shape = pod_shape({"spec": self.spec}, self.requests)
-        return self._shape
-
-    def __repr__(self) -> str:
-        return (f"PodRecord({self.name!r}, arrival={self.arrival}, start={self.start}, end={self.end}, "
-                f"node={self.node!r}, phase={self.phase!r}, job={self.job!r}, queue={self.queue!r})")
+def snapshot(cluster: Cluster) -> ClusterState:
+    """The cluster as it is now, fixed. The committed objects are shared, not copied: the
+    store replaces an object it changes and never edits one (docs/development.md)."""
+    committed = cluster.api.store.shared
+    return ClusterState(now=cluster.now, started=cluster.started, sessions=cluster.scheduler.sessions,
+                        errors=list(cluster.errors), objects={kind: tuple(committed.list(kind)) for kind in KINDS})
 
 
-@dataclass
-class Replay:
-    """One trace played through one scheduler configuration."""
+class _Recorder:
+    """What the Pod handler records while the replay runs; closed when the replay returns,
+    so the records stay as they were then even if the cluster (a caller's) runs on."""
 
-    trace: str
-    cluster: Cluster
-    expected_pods: int = 0  # what the trace's arrivals make
-    pods: dict[str, PodRecord] = field(default_factory=dict)  # "ns/name" -> its record
-    arrived: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (kind, ns, name) -> time
-    ended: int = 0  # pods that have ended
-    wall_s: float = 0.0
-
-    def frame(self) -> Any:
-        """The pods as a pandas DataFrame (volcanic.sim.frames.pod_rows' columns)."""
-        from volcanic.sim.frames import pods_frame
-        return pods_frame(self)
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.pods: dict[str, PodRecord] = {}  # "ns/name" -> its record
+        self.arrived: dict[tuple[str, str, str], float] = {}  # (kind, ns, name) -> time
+        self.ended = 0  # pods that have ended
+        self.open = True
 
 
 def replay(trace: Trace, conf: Any = None, limit: float = 365 * 86400.0,
@@ -98,8 +55,9 @@ def replay(trace: Trace, conf: Any = None, limit: float = 365 * 86400.0,
     `progress(n)` is told of arrivals as they are made. `cluster`: a new one to play into
     instead of Cluster(conf) (one with its own admission or schedule period)."""
     started = time.perf_counter()
-    run = Replay(trace.name, cluster if cluster is not None else Cluster(conf), trace.pods)
-    cluster = run.cluster
+    cluster = cluster if cluster is not None else Cluster(conf)
+    run = _Recorder(cluster)
+    expected = trace.pods  # what the trace's arrivals make
     cluster.informers.add_handler("Pod", Handler(on_add=partial(_pod_added, run), on_update=partial(_pod_changed, run),
                                                  on_delete=partial(_pod_deleted, run)))
     for obj in trace.nodes + trace.setup:
@@ -117,15 +75,18 @@ def replay(trace: Trace, conf: Any = None, limit: float = 365 * 86400.0,
                 cluster.api.create(obj)
             if progress:
                 progress(1)
-        cluster.run_until(lambda c: run.ended >= run.expected_pods, limit=limit)
+        cluster.run_until(lambda c: run.ended >= expected, limit=limit)
     finally:
         gc.unfreeze()
-    run.wall_s = time.perf_counter() - started
-    return run
+        run.open = False
+    wall_s = time.perf_counter() - started
+    return Replay(trace.name, snapshot(cluster), expected, run.pods, wall_s)
 
 
-def _pod_added(run: Replay, pod: Obj) -> None:
+def _pod_added(run: _Recorder, pod: Obj) -> None:
     """A pod arrives with the object that made it, its job: itself, or its owner (a Job)."""
+    if not run.open:
+        return
     key = _key(pod)
     record = run.pods.get(key)
     if record is not None:
@@ -140,7 +101,7 @@ def _pod_added(run: Replay, pod: Obj) -> None:
     run.pods[key] = PodRecord(key, arrival, job=job, queue=_queue(run, pod), spec=spec_of(pod))
 
 
-def _queue(run: Replay, pod: Obj) -> str:
+def _queue(run: _Recorder, pod: Obj) -> str:
     """Its PodGroup's queue when the group exists (a Job's does before its pods), else what
     the controllers will read: the job controller's or the pod's queue annotation."""
     annotations = annotations_of(pod)
@@ -153,16 +114,16 @@ def _key(pod: Obj) -> str:
     return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
 
 
-def _pod_deleted(run: Replay, pod: Obj) -> None:
+def _pod_deleted(run: _Recorder, pod: Obj) -> None:
     """A pod deleted while Running was cut short: its run is kept in `interrupted`; a
     replacement of the same name (a Job's) overwrites start and node when it runs."""
-    record = run.pods.get(_key(pod))
+    record = run.pods.get(_key(pod)) if run.open else None
     if record is not None and record.start is not None and status_of(pod).get("phase") == "Running":
         record.interrupted.append((record.start, run.cluster.now, record.node))
 
 
-def _pod_changed(run: Replay, old: Obj, pod: Obj) -> None:
-    record = run.pods.get(_key(pod))
+def _pod_changed(run: _Recorder, old: Obj, pod: Obj) -> None:
+    record = run.pods.get(_key(pod)) if run.open else None
     phase = status_of(pod).get("phase")
     if record is None or record.phase == phase:
         return

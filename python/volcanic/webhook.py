@@ -1,5 +1,8 @@
 """Volcano's admission webhook over HTTPS: the paths of Volcano's webhook-manager, each
-answering AdmissionReview v1 through volcanic.admission.review.
+answering AdmissionReview v1 through volcanic.admission.review. The glue of the admission
+rules (volcanic.admission: the chain and the review codec, no sockets) and the HTTP server
+(volcanic.httpd: knows nothing of admission); the real-cluster daemon (volcanic.real.webhook),
+`volcanic webhook` and the admission benchmark serve it.
 
     POST /jobs/mutate       /jobs/validate
     POST /queues/mutate     /queues/validate
@@ -21,7 +24,7 @@ HTTP behaviour:
   one; chunked bodies are not read), 413 for a body over `max_body` (3 MiB, the API server's
   own MaxRequestBodyBytes), 408 when the headers or the body do not arrive in time, 400 at
   once for a request line that is not HTTP/1.x, 500 if the codec itself fails (a bug; logged).
-- Serving, deadlines and connection bounds are volcanic.admission.http_server's: slow and
+- Serving, deadlines and connection bounds are volcanic.httpd.server's: slow and
   idle clients hold no worker thread, only complete requests reach one.
 
 The lister. Rules that read other objects (a job's queue must exist and be Open, a queue's
@@ -41,13 +44,14 @@ import json
 import logging
 import ssl
 import threading
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from volcanic.admission import AdmissionConf, volcano_chain
 from volcanic.admission import review as codec
 from volcanic.admission.chain import EMPTY_LISTER, AdmissionChain
-from volcanic.admission.http_server import HttpServer, Limits
-from volcanic.admission.http_wire import REASONS, Request, Response
+from volcanic.httpd.server import HttpServer, Limits
+from volcanic.httpd.tls import tls_context
+from volcanic.httpd.wire import REASONS, Request, Response
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +66,7 @@ HEALTHZ = "/healthz"
 
 
 class WebhookServer(HttpServer):
-    """The HTTPS server of the admission paths (volcanic.admission.http_server's loop)."""
+    """The HTTPS server of the admission paths (volcanic.httpd.server's loop)."""
 
     server_version = "volcanic-webhook"
 
@@ -111,17 +115,10 @@ class WebhookServer(HttpServer):
             self._thread.join(timeout=5)
 
 
-def tls_context(cert: str, key: str) -> ssl.SSLContext:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.load_cert_chain(cert, key)
-    return context
-
-
 def make_server(cert: str, key: str, conf: AdmissionConf | None = None, lister: Any = None,
                 host: str = "0.0.0.0", port: int = 8443, chain: AdmissionChain | None = None,
                 **limits: Any) -> WebhookServer:
-    """A bound WebhookServer, not yet serving. `limits`: the fields of http_server.Limits
+    """A bound WebhookServer, not yet serving. `limits`: the fields of httpd.server.Limits
     (handshake_timeout, header_timeout, read_timeout, idle_timeout, max_body,
     max_connections, max_connections_per_address, workers)."""
     conf = conf or AdmissionConf()
@@ -153,45 +150,3 @@ def serve(port: int, cert: str, key: str, conf: AdmissionConf | None = None, lis
         pass
     finally:
         server.server_close()
-
-
-# Certificates.
-
-def self_signed_cert(directory: str, hosts: Iterable[str] = ("localhost", "127.0.0.1"),
-                     days: int = 1) -> tuple[str, str]:
-    """Writes a self-signed certificate for `hosts` (names or IP addresses) and its key
-    (ECDSA P-256) as PEM files in `directory`; returns their paths. For tests and the
-    benchmark: a real deployment uses the certificate the API server is given as caBundle."""
-    import datetime
-    import ipaddress
-    import os
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    hosts = list(hosts)
-    key = ec.generate_private_key(ec.SECP256R1())
-    names: list[x509.GeneralName] = []
-    for host in hosts:
-        try:
-            names.append(x509.IPAddress(ipaddress.ip_address(host)))
-        except ValueError:
-            names.append(x509.DNSName(host))
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0] if hosts else "volcanic-webhook")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(days=days))
-            .add_extension(x509.SubjectAlternativeName(names), critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
-    cert_path, key_path = os.path.join(directory, "tls.crt"), os.path.join(directory, "tls.key")
-    with open(cert_path, "wb") as f:
-        f.write(cert.public_bytes(serialization.Encoding.PEM))
-    with open(os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
-        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                  serialization.NoEncryption()))
-    return cert_path, key_path

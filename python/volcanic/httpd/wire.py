@@ -1,4 +1,4 @@
-"""HTTP/1.1 on the wire for volcanic.admission.http_server: a request head read from a
+"""HTTP/1.1 on the wire for volcanic.httpd.server: a request head read from a
 buffer, an answer written as bytes. Pure functions, no sockets.
 
 What is accepted is what the API server sends: a request line `METHOD TARGET HTTP/1.1` (or

@@ -1,4 +1,5 @@
-"""An HTTP/1.1 server (over TLS, or plain) that slow or idle clients cannot lock out.
+"""An HTTP/1.1 server (over TLS, or plain) that slow or idle clients cannot lock out: the
+admission webhook's (volcanic.webhook) and the daemons' /metrics and /healthz (volcanic.real.serving).
 
 One thread runs a selector loop that does all socket work without blocking: accepting, the
 TLS handshake, reading a request (line, headers and body) and writing its answer. Only a
@@ -37,7 +38,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from volcanic.admission.http_wire import (
+from volcanic.httpd.wire import (
     Head,
     Request,
     Response,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from volcanic.real.manifests import NAMESPACE, Obj, account
-from volcanic.real.registrations import SERVICE
+from volcanic.kube.objects import Obj
+from volcanic.real.manifests.names import NAMESPACE, SERVICE, account
 
 CONF_DIR = "/volcano.scheduler"
 CONF_FILE = "volcano-scheduler.conf"
