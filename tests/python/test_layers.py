@@ -46,7 +46,10 @@ def _modules_after(code: str) -> list[str]:
     probe = (f"import json, sys\n{code}\n"
              "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
              "('volcanic', 'kubernetes', 'pycurl', 'urllib3'))))")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")]))
+    # The volcanic this test runs (the source tree's or the installed one, with its extension).
+    import volcanic
+    where = str(pathlib.Path(volcanic.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([where, os.environ.get("PYTHONPATH", "")]))
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True,
                          timeout=120).stdout
     return json.loads(out.splitlines()[-1])
