@@ -107,8 +107,10 @@ def test_a_job_deleted_while_the_watches_were_away_stays_deleted(env, up, namesp
     try:
         env.cluster.restart_apiserver()
         env.kubectl("delete", "job.batch.volcano.sh", "ghost", "-n", namespace, "--wait=false")
+        # kube-controller-manager's garbage collector removes the pods once its graph has
+        # caught up with the restarted API server: a minute or more on a loaded machine.
         gone = env.wait(lambda: env.store.get("Job", "ghost", namespace) is None
-                        and not pods_of(env, "ghost", namespace), timeout=60)
+                        and not pods_of(env, "ghost", namespace), timeout=150)
         assert gone, pods_of(env, "ghost", namespace)
     finally:
         os.kill(up.proc.pid, signal.SIGCONT)
