@@ -42,7 +42,7 @@ cpp-test: deps
 
 # ruff (pyproject's [tool.ruff]) and the native module's stub checked against the module.
 lint: install
-	$(PYTHON) -m ruff check python tests
+	$(PYTHON) -m ruff check python tests tools
 	$(PYTHON) -m mypy.stubtest volcanic._core --allowlist tests/stubtest_allowlist.txt
 
 # The C++ tests and the scenario runner under AddressSanitizer and UndefinedBehaviorSanitizer.

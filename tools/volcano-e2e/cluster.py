@@ -3,8 +3,8 @@
 Uses volcanic's own DevCluster (PYTHONPATH must hold volcanic's python/ directory), so the
 cluster is the one the project's e2e suite runs on; only the kwok stages file differs."""
 
-import sys
 from pathlib import Path
+import sys
 
 from volcanic.real.devcluster.cluster import DevCluster
 from volcanic.real.devcluster.ports import free_ports
