@@ -1,6 +1,6 @@
 """The scheduler loop's timing: sessions every schedule period, and with `settle` one as soon
-as the watch has been quiet that long, and one as soon as new work comes (a new PodGroup, a
-new pod that fills its gang), at most one such every `settle` (volcanic.scheduler.loop)."""
+as the watch has been quiet that long, and one `settle` after new work comes (a new PodGroup,
+a new pod that fills its gang), the rest of its burst included (volcanic.scheduler.cadence)."""
 
 import pytest
 
@@ -31,19 +31,32 @@ def test_without_settle_a_new_pod_waits_for_the_next_period():
     assert bound_at(c, "p") == 1.0
 
 
-def test_with_settle_a_new_pod_that_fills_its_gang_is_bound_at_once():
+def test_with_settle_a_new_pod_that_fills_its_gang_is_bound_a_settle_later():
     c = cluster_at(0.25, 0.25)
     c.apply(pod("p", None, ns="default"))  # a bare pod: its gang of one
     c.run(0)
-    assert bound_at(c, "p") == 0.25
+    assert bound_at(c, "p") == 0.5
+
+
+def test_gangs_created_in_one_burst_share_the_cluster():
+    """Volcano's e2e schedulingbase "Schedule Multiple Jobs" (test/e2e/schedulingbase/
+    job_scheduling.go): Jobs created back to back each get their gang, as in Volcano's
+    period-long window; a session at the first gang alone gave it every CPU."""
+    c = cluster_at(0.25, 0.25)
+    c.apply([podgroup("g1", 2, ns="default")] + [pod(f"a{i}", "g1", ns="default") for i in range(8)])
+    c.run(0.125)
+    c.apply([podgroup("g2", 2, ns="default")] + [pod(f"b{i}", "g2", ns="default") for i in range(8)])
+    c.run(1)
+    bound = [p["metadata"]["name"][0] for p in c.list("Pod") if p["spec"].get("nodeName")]
+    assert len(bound) == 8 and bound.count("a") >= 2 and bound.count("b") >= 2
 
 
 def test_with_settle_a_pending_pod_is_bound_once_the_watch_is_quiet():
     c = cluster_at(0.25, 0.25)
-    c.apply(pod("p", None, ns="default", cpu="16"))  # no room on n1
-    c.run(0.125)
+    c.apply(pod("p", None, ns="default", cpu="16"))  # no room on n1 at its session (0.5 s)
+    c.run(0.375)
     c.apply(node("n2", cpu="16"))  # no new work: the session waits for a quiet watch
-    assert bound_at(c, "p") == 0.625
+    assert bound_at(c, "p") == 0.875
 
 
 def bound_while_busy(c: volcanic.Cluster, name: str, cpu: str = "1") -> float:
@@ -68,9 +81,9 @@ def test_changes_that_keep_coming_keep_the_periods_cadence():
 def test_a_pod_filling_its_gang_starts_a_session_though_changes_keep_coming():
     c = cluster_at(0.25, 0.25)
     c.apply([podgroup("g", 2, ns="default"), pod("a", "g", ns="default")])  # a session for the new group
-    c.run(0.125)
-    c.apply(pod("b", "g", ns="default"))  # fills the gang at 0.375 s, 0.125 s after that session
-    assert bound_while_busy(c, "b") == 0.5
+    c.run(0.375)
+    c.apply(pod("b", "g", ns="default"))  # fills the gang at 0.625 s, 0.125 s after that session
+    assert bound_while_busy(c, "b") == 0.875
 
 
 def test_settle_must_be_positive():

@@ -9,8 +9,12 @@
 #   - volcanic's dev cluster (etcd, kube-apiserver, kube-controller-manager, kwok) in its own
 #     directory on free ports, kwok started with volcanic's stages plus kwok-command-stage.yaml
 #     (plays the containers' `sleep N [&& exit K]`);
-#   - 4 untainted kwok worker nodes of 4 CPU / 16Gi / 110 pods (Volcano's CI: kind, 4 workers
-#     on a 4-CPU runner; its tainted control-plane node is skipped by the suites anyway);
+#   - 4 untainted kwok worker nodes of 4 CPU / 16Gi / 110 pods and a tainted control-plane node
+#     of the same shape (Volcano's CI: kind, 1 control plane and 4 workers on a 4-CPU runner).
+#     The suites skip tainted nodes when they size their Jobs, but the scheduler counts the
+#     control plane in the cluster's total: without it overcommit (factor 1.2) refuses to
+#     enqueue the preemptor of "preemption only works in the same queue" (16 of 16 CPUs used,
+#     8 asked for, 3.2 idle), in Volcano as in volcanic;
 #   - `volcanic install`, then those of Volcano's CRDs volcanic does not install (HyperNode,
 #     JobFlow, JobTemplate, CronJob), from Volcano's config/crd;
 #   - ConfigMap volcano-system/integration-scheduler-configmap, key volcano-scheduler-ci.conf,
@@ -96,19 +100,26 @@ STAGES=$RUN/kwok-stages.yaml
 say "starting dev cluster in $CLUSTER"
 python3 "$ROOT/cluster.py" up "$CLUSTER" "$STAGES" >>"$RUN/run.log" 2>&1 || { say "dev cluster failed"; tail -30 "$RUN/run.log" >&2; exit 1; }
 
-# 2. Four untainted workers shaped as Volcano CI's kind workers.
-for i in 1 2 3 4; do
+# 2. Four untainted workers and a tainted control plane, shaped as Volcano CI's kind nodes.
+for name in control-plane worker-1 worker-2 worker-3 worker-4; do
+  if [ "$name" = control-plane ]; then
+    role='    node-role.kubernetes.io/control-plane: ""'
+    taints='spec: {taints: [{key: node-role.kubernetes.io/control-plane, effect: NoSchedule}]}'
+  else
+    role='' taints=''
+  fi
   cat <<EOF
 apiVersion: v1
 kind: Node
 metadata:
-  name: worker-$i
+  name: $name
   annotations:
     kwok.x-k8s.io/node: fake
     node.alpha.kubernetes.io/ttl: "0"
   labels:
+$role
     type: kwok
-    kubernetes.io/hostname: worker-$i
+    kubernetes.io/hostname: $name
     kubernetes.io/os: linux
     kubernetes.io/arch: amd64
     beta.kubernetes.io/os: linux
@@ -116,6 +127,7 @@ metadata:
 status:
   capacity: {cpu: "4", memory: 16Gi, pods: "110", ephemeral-storage: 100Gi}
   allocatable: {cpu: "4", memory: 16Gi, pods: "110", ephemeral-storage: 100Gi}
+$taints
 ---
 EOF
 done | kc apply -f - >>"$RUN/run.log" 2>&1 || { say "creating nodes failed"; exit 1; }
@@ -133,6 +145,18 @@ for crd in volcano/bases/topology.volcano.sh_hypernodes.yaml jobflow/bases/flow.
   fi
 done
 kc wait --for=condition=Established crd --all --timeout=60s >>"$RUN/run.log" 2>&1
+# Kubernetes' garbage collector watches a new CRD's kind from its next discovery sync (every
+# 30 s); until then a foreground delete of a Job or PodGroup hangs on its finalizer, and the
+# suites' cleanup (each Job foreground-deleted, its namespace deleted meanwhile) finds the
+# Jobs gone under it. Volcano's CI installs long before its first spec; wait for the sync.
+kc create -f - >>"$RUN/run.log" 2>&1 <<EOF
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: gc-probe, namespace: default}
+spec: {minMember: 1}
+EOF
+kc delete podgroup gc-probe -n default --cascade=foreground --timeout=120s >>"$RUN/run.log" 2>&1 \
+  || { say "the garbage collector never took PodGroups' foreground deletes"; exit 1; }
 CIConf=$VSRC/installer/helm/chart/volcano/config/volcano-scheduler-ci.conf
 kc create configmap integration-scheduler-configmap -n volcano-system \
   --from-file=volcano-scheduler-ci.conf="$CIConf" >>"$RUN/run.log" 2>&1 || { say "configmap failed"; exit 1; }
@@ -173,7 +197,7 @@ else
   CI_ADMISSIONS=/pods/mutate,/queues/mutate,/podgroups/mutate,/jobs/mutate,/jobs/validate,/jobflows/validate,/pods/validate,/queues/validate,/podgroups/validate,/hypernodes/validate,/cronjobs/validate
   ADMISSIONS=$(python3 - "$CI_ADMISSIONS" <<'EOF'
 import sys
-from volcanic.real.registrations import WEBHOOKS
+from volcanic.real.manifests.webhooks import WEBHOOKS
 paths = sys.argv[1].split(",")
 dropped = [p for p in paths if p not in WEBHOOKS]
 if dropped:
@@ -181,6 +205,7 @@ if dropped:
 print(",".join(p for p in paths if p in WEBHOOKS))
 EOF
   ) 2>>"$RUN/run.log"
+  [ -n "$ADMISSIONS" ] || { say "no admission paths (see $RUN/run.log)"; exit 1; }
   say "admission paths: $ADMISSIONS"
   start scheduler scheduler --scheduler-conf "$CONF" --metrics-address "127.0.0.1:$P_SCHED" "${GATES[@]}" ${SCHED_EXTRA:-}
   start controller-manager controller-manager --metrics-address "127.0.0.1:$P_CM"

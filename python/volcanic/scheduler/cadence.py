@@ -15,11 +15,14 @@ together with feeding the engine and writing its decisions).
   it that marks the next boundary's session due, as a change would. The latest session's
   instant replaces the one before; a loop without such decisions arms nothing.
 - With `settle` (seconds), a session also starts once nothing changed for that long, instead
-  of waiting out the period, and as soon as new work comes (new_work: a new PodGroup to
-  enqueue, a pod that fills its gang), busy or not, at most one such session every `settle`
-  seconds. A Job's pods are bound a moment after the last one is created, not up to a period
-  later. Without it (the embedded cluster's default) sessions run only every period, as
-  Volcano's do.
+  of waiting out the period, and `settle` seconds after new work comes (new_work: a new
+  PodGroup to enqueue, a pod that fills its gang), busy or not: new work opens a window that
+  the rest of its burst falls into, so that a session sees the Jobs created together
+  together, as Volcano's period-long window does, rather than giving the first gang of a
+  burst the whole cluster before the next one's pods exist (Volcano's e2e schedulingbase
+  "Schedule Multiple Jobs"). A Job's pods are bound a moment after the last one is created,
+  not up to a period later. Without it (the embedded cluster's default) sessions run only
+  every period, as Volcano's do.
 """
 
 from __future__ import annotations
@@ -78,11 +81,12 @@ class Cadence:
             self.clock.after(self.settle, self._settled)
 
     def new_work(self) -> None:
-        """With settle: a session once the events in hand are in, at most one every settle."""
+        """With settle: a session `settle` seconds from now, unless one for earlier new work is
+        already due (this work is in its window)."""
         if self.settle is None or self._work_session:
             return
         self._work_session = True
-        self.clock.after(max(0.0, self._session_at + self.settle - self.clock.now()), self._work_arrived)
+        self.clock.after(self.settle, self._work_arrived)
 
     def wake_at(self, at: float | None) -> None:
         """A session is due at `at` (None: no decision waits on time): the latest session's

@@ -6,7 +6,7 @@ It is three parts, each a module with the rules it follows:
 - feed.py (Feed): the watch's objects upserted into the engine, coalesced per instant;
 - cadence.py (Cadence): when sessions run: at period boundaries where something changed
   since a session that decided nothing, at the instant a decision changes with time alone,
-  and with `settle`, once quiet or as soon as new work comes;
+  and with `settle`, once quiet or `settle` after new work comes;
 - writer.py (Writer): binds (after the pod's volumes: volume_binds.py), evictions, gate
   removals, PodGroup and Queue statuses, pod conditions and Events, sent in the background.
 A session flushes the feed and collects the answers that came in first, so it sees everything
