@@ -59,6 +59,7 @@ import math
 from typing import Any, Callable
 
 from volcanic.admission.chain import EMPTY_LISTER, AdmissionChain, AdmissionRequest
+from volcanic.admission.volcano import volcano_chain
 from volcanic.kube.errors import AdmissionError
 from volcanic.kube.kinds import ADMITTED, Kind
 from volcanic.kube.objects import Obj, clone
@@ -147,7 +148,6 @@ _default_chain: AdmissionChain | None = None
 def _chain() -> AdmissionChain:
     global _default_chain
     if _default_chain is None:
-        from volcanic.admission import volcano_chain
         _default_chain = volcano_chain()
     return _default_chain
 

@@ -1,0 +1,43 @@
+"""The admission chain of a Volcano installation: the webhook manager's flags that rules read,
+the operations each admission path is registered for, and the chain of every kind's rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import importlib
+from typing import Any
+
+from volcanic.admission.chain import AdmissionChain
+from volcanic.kube.kinds import ADMITTED
+
+
+@dataclass(frozen=True)
+class AdmissionConf:
+    """The webhook manager's flags that rules read (cmd/webhook-manager options)."""
+
+    scheduler_names: tuple[str, ...] = ("volcano",)   # --scheduler-name
+    max_queue_depth: int = 5                          # --max-queue-depth
+    root_queue_protection: bool = True                # --enable-root-queue-protection
+    queue_allocated_pods_check: bool = False          # --enable-queue-allocated-pods-check
+    resource_groups: tuple[dict[str, Any], ...] = field(default_factory=tuple)  # --admission-conf
+    feature_gates: frozenset[str] = frozenset()       # --feature-gates that are on
+
+
+# The operations each admission path is registered for (volcanic.kube.kinds.Admission).
+OPERATIONS: dict[tuple[str, str], tuple[str, ...]] = {
+    **{(k.name, "mutate"): k.admission.mutate for k in ADMITTED},
+    **{(k.name, "validate"): k.admission.validate for k in ADMITTED},
+}
+
+
+def volcano_chain(conf: AdmissionConf | None = None) -> AdmissionChain:
+    """The admission chain of a Volcano installation."""
+    conf = conf or AdmissionConf()
+    chain = AdmissionChain(operations=dict(OPERATIONS))
+    for kind in ADMITTED:  # one module per resource, named after it
+        module = importlib.import_module(f"volcanic.admission.{kind.plural}")
+        for fn in module.mutators(conf):
+            chain.add_mutator(kind.name, fn)
+        for fn in module.validators(conf):
+            chain.add_validator(kind.name, fn)
+    return chain
