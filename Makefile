@@ -1,7 +1,8 @@
 # make run   - install what is missing, build, run the example jobs in the embedded cluster
 # make test  - install what is missing, build, run the C++ and Python tests
 # make bench - install what is missing, build, run the benchmark (PRESET=medium)
-# make lint  - ruff and the native module's stub (part of make test)
+# make lint  - ruff, mypy over the typed packages (volcanic.kube, .scheduler, .httpd) and the native
+#              module's stub (part of make test)
 # make sanitize - the C++ tests and scenarios under ASan and UBSan
 # make e2e   - the end-to-end suite on a real API server (a dev cluster built from Go modules, cached
 #              in ~/.cache/volcanic; needs Go)
@@ -40,9 +41,11 @@ cpp-test: deps
 	cmake --build $(CPP_BUILD)
 	cd $(CPP_BUILD) && ctest --output-on-failure
 
-# ruff (pyproject's [tool.ruff]) and the native module's stub checked against the module.
+# ruff (pyproject's [tool.ruff]), mypy over the packages pyproject's [tool.mypy] lists, and the
+# native module's stub checked against the module.
 lint: install
 	$(PYTHON) -m ruff check python tests tools
+	$(PYTHON) -m mypy
 	$(PYTHON) -m mypy.stubtest volcanic._core --allowlist tests/stubtest_allowlist.txt
 
 # The C++ tests and the scenario runner under AddressSanitizer and UndefinedBehaviorSanitizer.

@@ -163,10 +163,16 @@ class HttpServer:
         self._wake_r.close()
         self._wake_w.close()
 
+    @property
+    def _selecting(self) -> selectors.BaseSelector:
+        """The selector of serve_forever, whose loop is the only caller of what watches sockets."""
+        assert self._selector is not None, "sockets are watched only while serve_forever runs"
+        return self._selector
+
     def _loop(self) -> None:
         next_sweep = 0.0
         while not self._stopping.is_set():
-            for key, mask in self._selector.select(SWEEP_SECONDS):
+            for key, mask in self._selecting.select(SWEEP_SECONDS):
                 if key.data == "accept":
                     self._accept()
                 elif key.data == "wake":
@@ -240,6 +246,7 @@ class HttpServer:
             self._close(conn)
 
     def _handshake(self, conn: _Connection) -> None:
+        assert isinstance(conn.sock, ssl.SSLSocket)  # a connection handshakes only if _open wrapped it in TLS
         try:
             conn.sock.do_handshake()
         except ssl.SSLWantReadError:
@@ -286,16 +293,18 @@ class HttpServer:
             del conn.buffer[:end]
             conn.state, conn.deadline = "body", time.monotonic() + self.limits.read_timeout
             if len(conn.buffer) < conn.head.length:
-                self._continue(conn)
-        if len(conn.buffer) >= conn.head.length:
-            self._dispatch(conn)
+                self._continue(conn, conn.head)
+        head = conn.head
+        assert head is not None  # state "body" (a head that is not whole yet returned above)
+        if len(conn.buffer) >= head.length:
+            self._dispatch(conn, head)
         elif eof:
-            raise WireError(400, f"the body ended after {len(conn.buffer)} of {conn.head.length} bytes")
+            raise WireError(400, f"the body ended after {len(conn.buffer)} of {head.length} bytes")
 
-    def _continue(self, conn: _Connection) -> None:
+    def _continue(self, conn: _Connection, head: Head) -> None:
         """Tells a client that waits for it (curl, with large bodies) to send its body; if
         these few bytes cannot go out at once, the client sends after its own wait."""
-        if conn.head.version == "HTTP/1.1" and (conn.head.headers.get("Expect") or "").lower() == "100-continue":
+        if head.version == "HTTP/1.1" and (head.headers.get("Expect") or "").lower() == "100-continue":
             try:
                 conn.sock.send(b"HTTP/1.1 100 Continue\r\n\r\n")
             except WANT_MORE:
@@ -309,13 +318,13 @@ class HttpServer:
             self._close(conn)
 
     # Workers.
-    def _dispatch(self, conn: _Connection) -> None:
-        request = Request(conn.head, bytes(conn.buffer[:conn.head.length]))
-        del conn.buffer[:conn.head.length]
+    def _dispatch(self, conn: _Connection, head: Head) -> None:
+        request = Request(head, bytes(conn.buffer[:head.length]))
+        del conn.buffer[:head.length]
         conn.state, conn.deadline = "busy", math.inf
         self._unwatch(conn)
         future = self._workers.submit(self._compute, request)
-        future.add_done_callback(lambda f, c=conn: self._computed(c, f))
+        future.add_done_callback(lambda f: self._computed(conn, f))
 
     def _compute(self, request: Request) -> Response:
         try:
@@ -324,7 +333,7 @@ class HttpServer:
             log.exception("%s %s failed", request.head.method, request.head.path)
             return self.error(500, f"internal error: {type(e).__name__}: {e}")
 
-    def _computed(self, conn: _Connection, future: Future) -> None:
+    def _computed(self, conn: _Connection, future: Future[Response]) -> None:
         if not future.cancelled():  # cancelled: the server is stopping
             self._answers.append((conn, future.result()))
             self._wake()
@@ -333,6 +342,7 @@ class HttpServer:
         while self._answers:
             conn, response = self._answers.popleft()
             if conn.state == "busy":
+                assert conn.head is not None  # busy: a worker has had its request
                 self._safely(conn, self._answer, response, response.close or not conn.head.keep_alive)
 
     # Writing.
@@ -382,6 +392,7 @@ class HttpServer:
                 late = self.error(408, f"the request line and headers did not arrive within "
                                        f"{self.limits.header_timeout:g} s")
             elif conn.state == "body":
+                assert conn.head is not None  # state "body": the head is parsed
                 late = self.error(408, f"the body did not arrive within {self.limits.read_timeout:g} s "
                                        f"({len(conn.buffer)} of {conn.head.length} bytes)")
             else:  # no handshake, no request, or an answer not taken: nothing to say
@@ -394,14 +405,14 @@ class HttpServer:
         if conn.events == events:
             return
         if conn.events:
-            self._selector.modify(conn.sock, events, conn)
+            self._selecting.modify(conn.sock, events, conn)
         else:
-            self._selector.register(conn.sock, events, conn)
+            self._selecting.register(conn.sock, events, conn)
         conn.events = events
 
     def _unwatch(self, conn: _Connection) -> None:
         if conn.events:
-            self._selector.unregister(conn.sock)
+            self._selecting.unregister(conn.sock)
             conn.events = 0
 
     def _close(self, conn: _Connection) -> None:

@@ -28,7 +28,7 @@ class Recorder:
         client-go's recorder: a failed write is dropped, never fails the caller."""
         meta = meta_of(obj)
         now = rfc3339(self._clock())
-        event = {
+        event: Obj = {
             "apiVersion": "v1", "kind": "Event",
             "metadata": {"namespace": meta.get("namespace") or "default"},
             "involvedObject": {"kind": obj.get("kind"), "apiVersion": obj.get("apiVersion"),

@@ -7,6 +7,7 @@ O(handlers + indexes of its kind); `by_index` is O(result).
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
@@ -23,7 +24,8 @@ class Lister(Protocol):
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None: ...
     def list(self, kind: str, namespace: str | None = None) -> list[Obj]: ...
-    def by_index(self, kind: str, index: str, value: str) -> list[Obj]: ...
+    # builtins.list: within the class body, `list` is the method above.
+    def by_index(self, kind: str, index: str, value: str) -> builtins.list[Obj]: ...
 
 
 @dataclass
@@ -67,10 +69,12 @@ class Informers:
 
     def add_handler(self, kind: str, handler: Handler) -> None:
         """Handlers see events from now on; objects already cached are replayed as adds."""
-        for fn, fns in ((handler.on_add, self._on_add), (handler.on_update, self._on_update),
-                        (handler.on_delete, self._on_delete)):
-            if fn is not None:
-                fns[kind].append(fn)
+        if handler.on_add is not None:
+            self._on_add[kind].append(handler.on_add)
+        if handler.on_update is not None:
+            self._on_update[kind].append(handler.on_update)
+        if handler.on_delete is not None:
+            self._on_delete[kind].append(handler.on_delete)
         if handler.on_add:
             for obj in list(self._cache[kind].values()):
                 try:
@@ -90,6 +94,8 @@ class Informers:
         kind, meta = obj["kind"], obj["metadata"]
         key = (meta.get("namespace") or "", meta["name"])  # key_of(obj), inline
         old = self._cache[kind].get(key)
+        fns: list[Callable[[Obj], None]] | list[Callable[[Obj, Obj], None]]  # each called with objs
+        objs: tuple[Obj, ...]
         if event == "DELETED":
             if old is None:
                 return
@@ -124,7 +130,8 @@ class Informers:
     def list(self, kind: str, namespace: str | None = None) -> list[Obj]:
         return [o for k, o in sorted(self._cache[kind].items()) if namespace is None or k[0] in ("", namespace)]
 
-    def by_index(self, kind: str, index: str, value: str) -> list[Obj]:
+    # builtins.list: within the class body, `list` is the method above.
+    def by_index(self, kind: str, index: str, value: str) -> builtins.list[Obj]:
         """Objects filed under `value`, in the order they were last written (as repeatable
         as the history; no sort, since controllers call this per request)."""
         return list(self._index[(kind, index)].get(value, {}).values())

@@ -50,18 +50,20 @@ class StatusWrites:
         answered = self._answers.get((obj["kind"], key_of(obj)))
         return answered is not None and answered == resource_version(obj)
 
-    def collect(self) -> list[tuple[StatusWrite, Obj | Exception]]:
+    def collect(self) -> list[tuple[StatusWrite, Obj | BaseException]]:
         """The writes answered since the last call, each with the written object or the
         error; sends what waited for them."""
-        results = []
+        results: list[tuple[StatusWrite, Obj | BaseException]] = []
         while self._answered:
             key, future = self._answered.popleft()
             write = self._out.pop(key)
             error = future.exception()
-            answer = error if error is not None else future.result()
             if error is None:
+                answer = future.result()
                 self._remember(key, answer)
-            results.append((write, answer))
+                results.append((write, answer))
+            else:
+                results.append((write, error))
             waiting = self._waiting.pop(key, None)
             if waiting is not None:
                 self._send(key, waiting)

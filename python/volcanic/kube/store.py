@@ -118,6 +118,8 @@ class Finished:
     condition a Future makes (a write's worth of time in a replay)."""
 
     __slots__ = ("_result", "_error")
+    _result: Obj | None  # exactly one of the two is None
+    _error: Exception | None
 
     def __init__(self, result: Obj | Exception) -> None:
         self._result, self._error = (None, result) if isinstance(result, Exception) else (result, None)
@@ -131,6 +133,7 @@ class Finished:
     def result(self, timeout: float | None = None) -> Obj:
         if self._error is not None:
             raise self._error
+        assert self._result is not None  # no error: a result (see _result)
         return self._result
 
     def exception(self, timeout: float | None = None) -> Exception | None:

@@ -118,6 +118,7 @@ class Cadence:
     def _settled(self) -> None:
         """A session once nothing changed for `settle` seconds since the last change and the
         last session; checked again later while changes keep coming."""
+        assert self.settle is not None  # changed() queues this check only with settle
         quiet_from = max(self._changed_at, self._session_at) + self.settle
         if self.dirty and self.clock.now() < quiet_from:
             self.clock.after(quiet_from - self.clock.now(), self._settled)

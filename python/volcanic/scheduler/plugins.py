@@ -185,7 +185,7 @@ def without_unknown_plugins(conf_json: str | None) -> tuple[str | None, list[str
     load_entry_point_plugins(names)
     known = set(plugin_names())
     unknown = [n for n in names if n not in known]
-    if not unknown:
+    if not unknown or conf_json is None:  # None names no plugin: nothing is unknown
         return conf_json, []
     conf = json.loads(conf_json)
     for tier in conf["tiers"]:  # well formed where the names were found (plugin_names_in)

@@ -127,7 +127,7 @@ class Writer:
     def _send_bind(self, key: str, node: str, annotations: dict[str, str] | None) -> None:
         namespace, name = key.split("/", 1)
         self.store.bind_async(namespace, name, node, annotations).add_done_callback(
-            lambda answer, key=key, node=node: self._answer(key, node, answer))
+            lambda answer: self._answer(key, node, answer))
 
     def _answer(self, key: str, node: str, answer: Future) -> None:
         """From the thread that got the answer: queue it for collect(), wake the loop."""
