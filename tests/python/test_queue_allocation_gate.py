@@ -20,7 +20,7 @@ import pytest
 from test_preemption_cluster import CI_CONF
 import volcanic
 from volcanic.cli.kube import _scheduler
-from volcanic.cli.main import build_parser
+from volcanic.cli.main import build_parser, parse_args
 from volcanic.kube.errors import InvalidObject
 
 GATE = "scheduling.volcano.sh/queue-allocation-gate"
@@ -210,10 +210,10 @@ def test_the_scheduler_command_takes_the_feature_gates(monkeypatch):
     monkeypatch.setattr(daemon_module, "SchedulerDaemon", Daemon)
     process = SimpleNamespace(health=None, registry=None)
     for command in ("scheduler", "up"):
-        args = build_parser().parse_args([command, "--feature-gates", f"{FEATURE}=true"])
-        _scheduler(process, None, args)
+        args = parse_args([command, "--feature-gates", f"{FEATURE}=true"])
+        _scheduler(process, None, args.config)
         assert FEATURE in seen[-1]
-    _scheduler(process, None, build_parser().parse_args(["scheduler"]))
+    _scheduler(process, None, parse_args(["scheduler"]).config)
     assert FEATURE not in seen[-1]
 
 

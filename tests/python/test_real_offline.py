@@ -26,10 +26,10 @@ from volcanic.real.manifests import render
 from volcanic.real.manifests.accounts import RULES
 from volcanic.real.manifests.definitions import crds
 from volcanic.real.manifests.webhooks import DEFAULT_ADMISSIONS, WEBHOOKS, configurations
-from volcanic.real.metrics import SchedulerMetrics
 from volcanic.real.operator import _plain
 from volcanic.real.store import KubeStore, Reflector
 from volcanic.scheduler.engine import Decisions
+from volcanic.scheduler.metrics import SchedulerMetrics
 
 
 def test_kubeconfig_is_found_as_kubectl_finds_it(monkeypatch, tmp_path):
@@ -190,7 +190,8 @@ def test_health_and_metrics_endpoints():
     registry, health = CollectorRegistry(), serving.Health()
     metrics = SchedulerMetrics(registry)
     metrics.observe(Decisions(binds={"ns/a": "n1", "ns/b": "n2"}, unschedulable={"ns/c": "no room"},
-                              queues={"default": {"allocated": {"cpu": "1500m", "memory": "1Gi"}}}), 0.01, 1, 1)
+                              metrics={"queues": {"default": {"allocated": {"cpu": 1500, "memory": 2**30}}}}),
+                    0.01, 1, 1)
     server = serving.serve("127.0.0.1:0", registry, health)
     url = f"http://127.0.0.1:{server.server_address[1]}"
     try:

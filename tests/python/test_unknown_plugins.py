@@ -17,9 +17,9 @@ import pytest
 
 from job_helpers import job, node, task
 import volcanic
-from volcanic.real.metrics import SchedulerMetrics
 from volcanic.scheduler.conf import load_conf
 from volcanic.scheduler.loop import SchedulerLoop
+from volcanic.scheduler.metrics import SchedulerMetrics
 from volcanic.scheduler.plugins import plugin_names_in, without_unknown_plugins
 
 VOLCANO_CI_CONF = """

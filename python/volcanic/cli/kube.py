@@ -1,5 +1,8 @@
 """`volcanic install | up | scheduler | controller-manager | webhook --register | dev-cluster`:
-the real-cluster commands."""
+the real-cluster commands. `scheduler`, `controller-manager` and `webhook` also take every flag
+of Volcano's vc-scheduler, vc-controller-manager and vc-webhook-manager (volcanic.cli.volcano),
+read as Volcano's Go binaries read them (volcanic.cli.pflag); what they build is
+volcanic.cli.daemons' configuration, made at parse time (main.parse_args)."""
 
 from __future__ import annotations
 
@@ -10,18 +13,39 @@ import os
 import signal
 import sys
 import threading
+from typing import Any
 from urllib.parse import urlparse
 
+from volcanic.cli.pflag import GoBool, StringArray
+from volcanic.cli.volcano import (
+    DAEMON_HOOK_BUDGET,
+    VOLCANIC_CONTROLLERS,
+    VOLCANO_CONTROLLERS,
+    add_volcano_flags,
+    log_inert,
+)
 
-def _client(args: argparse.Namespace):
+
+def _client(args: Any):
+    """A KubeClient from the command's flags or a daemon's ProcessConfig."""
     from volcanic.real.client import KubeClient
-    return KubeClient(args.kubeconfig, qps=getattr(args, "kube_api_qps", None),
-                      burst=getattr(args, "kube_api_burst", None))
+    qps = getattr(args, "kube_api_qps", getattr(args, "qps", None))
+    burst = getattr(args, "kube_api_burst", getattr(args, "burst", None))
+    return KubeClient(args.kubeconfig, qps=qps, burst=burst, master=getattr(args, "master", None))
 
 
-def _log_setup() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+LOG_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
+
+
+def _log_setup(level: int = logging.INFO, log_file: str | None = None) -> None:
+    """Records to stderr (and `log_file`); volcanic's loggers at `level` (-v 4: DEBUG)."""
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    logging.getLogger("volcanic").setLevel(level)
     logging.getLogger("kopf").setLevel(logging.WARNING)
+    if log_file:
+        handler = logging.FileHandler(log_file)
+        handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        logging.getLogger().addHandler(handler)
 
 
 def _stop_on_signals() -> threading.Event:
@@ -42,41 +66,50 @@ def _cmd_install(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scheduler(process, store, args):
+def _scheduler(process, store, cfg):
+    """The scheduler component of a daemons.SchedulerConfig."""
     from volcanic.real.components import Component
     from volcanic.real.leader import SCHEDULER_LEASE
     from volcanic.real.scheduler import SchedulerDaemon
-    daemon = SchedulerDaemon(store, args.scheduler_conf, args.schedule_period, process.health, process.registry,
-                             args.settle, args.python_hook_budget,
-                             feature_gates=enabled_gates(getattr(args, "feature_gates", None) or {}))
-    return Component("scheduler", SCHEDULER_LEASE, daemon.run)
+    from volcanic.real.scheduler_view import ensure_queues
+    daemon = SchedulerDaemon(store, cfg.conf_path, cfg.period, process.health, process.registry, cfg.settle,
+                             cfg.python_hook_budget, feature_gates=cfg.feature_gates, view=cfg.view)
+
+    def run(stop: threading.Event) -> None:
+        if cfg.view.default_queue != "default":  # `volcanic install` made root and default
+            ensure_queues(store, cfg.view.default_queue)
+        daemon.run(stop)
+    return Component("scheduler", SCHEDULER_LEASE, run)
 
 
-def _controller_manager(process, store, args):
+def _controller_manager(process, store, cfg):
+    """The controller-manager component of a daemons.ControllerManagerConfig."""
     from volcanic.real.components import Component
     from volcanic.real.leader import CONTROLLER_MANAGER_LEASE
     from volcanic.real.operator import ControllerManager
-    return Component("controller-manager", CONTROLLER_MANAGER_LEASE,
-                     ControllerManager(store, process.health, process.registry).run)
+    manager = ControllerManager(store, process.health, process.registry, cfg.scheduler_names, cfg.enabled,
+                                cfg.inherit_owner_annotations)
+    return Component("controller-manager", CONTROLLER_MANAGER_LEASE, manager.run)
 
 
-def _webhook(process, store, args, listen: str, url: str | None, register: bool, unregister_on_stop: bool = False):
-    """The webhook component; with `unregister_on_stop` (`up`) it removes its registrations
-    when the process stops cleanly."""
+def _webhook(process, store, cfg, unregister_on_stop: bool = False):
+    """The webhook component of a daemons.WebhookConfig; with `unregister_on_stop` (`up`) it
+    removes its registrations when the process stops cleanly."""
     from volcanic.real.components import Component
     from volcanic.real.webhook import WebhookDaemon
-    tls = (args.tls_cert, args.tls_key) if getattr(args, "tls_cert", None) else None
-    daemon = WebhookDaemon(store, listen, url, tls, admission_conf(args), process.health,
-                           paths=_admissions(args), register=register, limits=webhook_limits(args))
+    daemon = WebhookDaemon(store, cfg.listen, cfg.url, cfg.tls, cfg.admission, process.health, paths=cfg.paths,
+                           register=cfg.register, limits=cfg.limits, ca_cert=cfg.ca_cert,
+                           fill_ca_bundle=cfg.fill_ca_bundle)
     return Component("webhook", None, daemon.run, on_clean_stop=daemon.unregister if unregister_on_stop else None)
 
 
-def admission_conf(args: argparse.Namespace):
+def admission_conf(args: argparse.Namespace, resource_groups: tuple = ()):
     from volcanic.admission import AdmissionConf
     return AdmissionConf(scheduler_names=tuple(getattr(args, "scheduler_name", None) or ["volcano"]),
                          max_queue_depth=getattr(args, "max_queue_depth", 5),
                          root_queue_protection=getattr(args, "enable_root_queue_protection", True),
                          queue_allocated_pods_check=getattr(args, "enable_queue_allocated_pods_check", False),
+                         resource_groups=resource_groups,
                          feature_gates=enabled_gates(getattr(args, "feature_gates", None) or {}))
 
 
@@ -129,7 +162,6 @@ def add_feature_gates_flag(parser: argparse.ArgumentParser) -> None:
 
 def _warn_inert_gates(args: argparse.Namespace, component: str, reads: tuple[str, ...]) -> None:
     """A gate set away from its default that `component` does not read is said so in the log."""
-    _log_setup()
     log = logging.getLogger(f"volcanic.{component}")
     for name, on in (getattr(args, "feature_gates", None) or {}).items():
         if name not in reads and on != FEATURE_GATES[name]:
@@ -214,33 +246,74 @@ def _admissions(args: argparse.Namespace) -> tuple[str, ...]:
     return DEFAULT_ADMISSIONS
 
 
-def _run(args: argparse.Namespace, make) -> int:
-    """Runs the components `make(process, store)` returns until a signal."""
+def _start_logging(cfg, component: str) -> None:
+    """Logging as -v and --log-file/--log-dir ask; then, once, what the command line holds
+    that changes nothing here."""
+    _log_setup(cfg.log_level, cfg.log_file)
+    log = logging.getLogger("volcanic")
+    if cfg.ignored:
+        log.info("ignoring the arguments %s: not flags (Volcano's binaries ignore them too)", " ".join(cfg.ignored))
+    if component in ("scheduler", "controller-manager", "webhook"):
+        log_inert(cfg.given, component)
+
+
+def _run(cfg, make) -> int:
+    """Runs the components `make(process, store)` returns until a signal; `cfg` is the
+    daemons.ProcessConfig."""
     from volcanic.real.components import Process
     from volcanic.real.store import KubeStore
-    _log_setup()
-    store = KubeStore(_client(args))
+    store = KubeStore(_client(cfg))
     process = Process.of(store.client)
     stop = _stop_on_signals()
     try:
-        return process.run(make(process, store), stop, getattr(args, "leader_elect", False), args.metrics_address)
+        return process.run(make(process, store), stop, cfg.election, cfg.endpoints)
     finally:
         store.close()
 
 
+def load_plugins_dir(path: str | None) -> None:
+    """--plugins-dir: every *.py in it registers volcanic scheduler plugins (Volcano loads Go
+    plugins, *.so, which volcanic cannot: they are skipped, and said so)."""
+    from volcanic.bench.run import load_plugin_file
+    from volcanic.errors import ConfigError
+    if not path:
+        return
+    try:
+        names = sorted(os.listdir(path))
+    except OSError as e:
+        raise ConfigError(f"--plugins-dir: {e}") from None
+    for name in names:
+        if name.endswith(".py"):
+            load_plugin_file(os.path.join(path, name))
+        elif name.endswith(".so"):
+            logging.getLogger("volcanic").info("--plugins-dir: %s is a Go plugin; volcanic loads Python plugins "
+                                               "(*.py) only", name)
+
+
 def _cmd_scheduler(args: argparse.Namespace) -> int:
+    cfg = args.config
+    _start_logging(cfg.process, "scheduler")
     _warn_inert_gates(args, "scheduler", SCHEDULER_GATES)
-    return _run(args, lambda process, store: [_scheduler(process, store, args)])
+    load_plugins_dir(cfg.plugins_dir)
+    return _run(cfg.process, lambda process, store: [_scheduler(process, store, cfg)])
 
 
 def _cmd_controller_manager(args: argparse.Namespace) -> int:
-    return _run(args, lambda process, store: [_controller_manager(process, store, args)])
+    cfg = args.config
+    _start_logging(cfg.process, "controller-manager")
+    _warn_inert_gates(args, "controller-manager", ())
+    missing = [name for name in VOLCANO_CONTROLLERS if cfg.enabled(name) and name not in VOLCANIC_CONTROLLERS]
+    logging.getLogger("volcanic").info("controllers: running %s%s", ", ".join(cfg.running()) or "none",
+                                       f"; volcanic has no {', '.join(missing)}" if missing else "")
+    return _run(cfg.process, lambda process, store: [_controller_manager(process, store, cfg)])
 
 
 def cmd_cluster_webhook(args: argparse.Namespace) -> int:
-    """`volcanic webhook` with --register or --kubeconfig: admission reading the cluster."""
+    """`volcanic webhook` reading the cluster (--register, --kubeconfig, or Volcano's flags)."""
+    cfg = args.config
+    _start_logging(cfg.process, "webhook")
     _warn_inert_gates(args, "webhook", WEBHOOK_GATES)
-    return _run(args, lambda process, store: [_webhook(process, store, args, args.listen, args.url, args.register)])
+    return _run(cfg.process, lambda process, store: [_webhook(process, store, cfg)])
 
 
 def webhook_listen(url: str | None) -> str:
@@ -271,14 +344,21 @@ def _cmd_up(args: argparse.Namespace) -> int:
     # Outside a cluster the API server calls the webhook on this machine; in a pod, through
     # the Service (`install --print --all` has one).
     url = args.webhook_url or (None if os.environ.get("KUBERNETES_SERVICE_HOST") else "https://127.0.0.1:8443")
-    listen = webhook_listen(url)
+    from volcanic.cli.daemons import ControllerManagerConfig, WebhookConfig
+    cfg = args.config  # the scheduler's, with the process's
+    _start_logging(cfg.process, "up")
     _warn_inert_gates(args, "up", WEBHOOK_GATES + SCHEDULER_GATES)
-    client = _client(args)
+    webhook = WebhookConfig(cfg.process, listen=webhook_listen(url), url=url, register=True,
+                            paths=_admissions(args), admission=admission_conf(args))
+    manager = ControllerManagerConfig(cfg.process, scheduler_names=cfg.view.scheduler_names,
+                                      feature_gates=cfg.feature_gates)
+    client = _client(cfg.process)
     if not installed(client):
         install(client, log=lambda s: print(s, file=sys.stderr))
-    return _run(args, lambda process, store: [
-        _scheduler(process, store, args), _controller_manager(process, store, args),
-        _webhook(process, store, args, listen, url, register=True, unregister_on_stop=True)])
+    load_plugins_dir(cfg.plugins_dir)
+    return _run(cfg.process, lambda process, store: [
+        _scheduler(process, store, cfg), _controller_manager(process, store, manager),
+        _webhook(process, store, webhook, unregister_on_stop=True)])
 
 
 def _cmd_dev_cluster(args: argparse.Namespace) -> int:
@@ -306,10 +386,12 @@ def kubeconfig_flag() -> argparse.ArgumentParser:
     return p
 
 
-def _daemon_flags() -> argparse.ArgumentParser:
+def _daemon_flags(leader_elect: bool) -> argparse.ArgumentParser:
+    """--leader-elect defaults to Volcano's (on) for the scheduler and the controller-manager,
+    off for `up`."""
     p = argparse.ArgumentParser(add_help=False, parents=[kubeconfig_flag()])
-    p.add_argument("--leader-elect", action="store_true", help="run only while holding the component's Lease in "
-                   "volcano-system (for several replicas)")
+    p.add_argument("--leader-elect", action=GoBool, default=leader_elect, help="run only while holding the "
+                   f"component's Lease (--leader-elect=false: always; default {str(leader_elect).lower()})")
     p.add_argument("--metrics-address", metavar="HOST:PORT", help="serve Prometheus /metrics and /healthz here")
     return p
 
@@ -321,10 +403,48 @@ def _scheduler_flags() -> argparse.ArgumentParser:
     p.add_argument("--settle", type=_duration, help="also start a session once the cluster has not "
                    "changed for this long, and this long after a new pod fills its gang (default 200ms; "
                    "0: only every --schedule-period, as Volcano)")
-    p.add_argument("--python-hook-budget", type=_positive_duration,
+    p.add_argument("--python-hook-budget", type=_positive_duration, default=DAEMON_HOOK_BUDGET,
                    help="the time all Python plugin hooks of one session may take together; past it the session "
-                   "fails and is rolled back (default: no limit)")
+                   f"fails, is rolled back and is tried again next period (default {DAEMON_HOOK_BUDGET:g}s)")
+    p.add_argument("--scheduler-name", action=StringArray, default=["volcano"], metavar="NAME",
+                   help="the scheduler serves pods whose spec.schedulerName is NAME; repeatable (default volcano)")
     return p
+
+
+def _build_scheduler(args: argparse.Namespace):
+    from volcanic.cli.daemons import scheduler_config
+    return scheduler_config(args, enabled_gates(args.feature_gates or {}))
+
+
+def _build_controller_manager(args: argparse.Namespace):
+    from volcanic.cli.daemons import controller_manager_config
+    return controller_manager_config(args, enabled_gates(args.feature_gates or {}))
+
+
+def build_webhook(args: argparse.Namespace):
+    """The webhook's daemons.WebhookConfig (its cluster mode; the offline mode reads the
+    admission and the limits from it too)."""
+    from volcanic.cli.daemons import WebhookConfig, process_config, resource_groups, webhook_listen
+    from volcanic.cli.volcano import FlagError
+    from volcanic.real.manifests.webhooks import WEBHOOKS
+    from volcanic.real.webhook import UNRULED
+    groups = resource_groups(getattr(args, "admission_conf", None))
+    tls = (args.tls_cert, args.tls_key) if args.tls_cert and args.tls_key else None
+    paths = _admissions(args)
+    for path in paths:  # volcanic registers only what it has rules for; it answers Volcano's others
+        if path not in WEBHOOKS and (args.register or path not in UNRULED):
+            known = sorted(WEBHOOKS) + ([] if args.register else sorted(UNRULED))
+            raise FlagError("enabled-admission", f"unknown admission path {path!r} (known: {', '.join(known)})")
+    return WebhookConfig(process_config(args, "webhook"), listen=webhook_listen(args), url=args.url or None,
+                         tls=tls, ca_cert=args.ca_cert_file or None, register=args.register,
+                         fill_ca_bundle=not args.register and bool(args.ca_cert_file), paths=paths,
+                         admission=admission_conf(args, groups), limits=webhook_limits(args))
+
+
+def webhook_on_cluster(args: argparse.Namespace) -> bool:
+    """`volcanic webhook` reads the cluster unless it was given only offline flags (--state)."""
+    return bool(args.register or args.kubeconfig or args.master or args.url or args.webhook_namespace
+                or args.webhook_service_name or args.ca_cert_file)
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -336,24 +456,28 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     i.add_argument("--image", default="volcanic:latest", help="the image of the Deployments (with --all)")
     i.add_argument("--scheduler-conf", help="volcano-scheduler.conf for the ConfigMap (with --all)")
     i.set_defaults(func=_cmd_install)
-    u = sub.add_parser("up", parents=[_daemon_flags(), _scheduler_flags()], help="install if needed, then run the "
-                       "scheduler, the controller-manager and the webhook in one process")
+    u = sub.add_parser("up", parents=[_daemon_flags(False), _scheduler_flags()], help="install if needed, then run "
+                       "the scheduler, the controller-manager and the webhook in one process")
     u.add_argument("--webhook-url", help="where the API server calls the webhook (default https://127.0.0.1:8443; "
                    "in a pod, the volcano-admission-service Service); the webhook listens on its address "
                    "(on all addresses for a host name or the Service), and its registrations are removed "
                    "when `up` is stopped")
     add_feature_gates_flag(u)
     add_kube_api_flags(u, "up")
-    u.set_defaults(func=_cmd_up)
-    s = sub.add_parser("scheduler", parents=[_daemon_flags(), _scheduler_flags()], help="run the scheduler on a "
-                       "cluster (Volcano's vc-scheduler)")
+    u.set_defaults(func=_cmd_up, build=_build_scheduler)
+    s = sub.add_parser("scheduler", parents=[_daemon_flags(True), _scheduler_flags()], allow_abbrev=False,
+                       help="run the scheduler on a cluster (Volcano's vc-scheduler; takes its flags)")
     add_feature_gates_flag(s)
     add_kube_api_flags(s, "scheduler")
-    s.set_defaults(func=_cmd_scheduler)
-    c = sub.add_parser("controller-manager", parents=[_daemon_flags()], help="run the job, PodGroup, queue and GC "
-                       "controllers on a cluster as a kopf operator (Volcano's vc-controller-manager)")
+    add_volcano_flags(s, "scheduler")
+    s.set_defaults(func=_cmd_scheduler, build=_build_scheduler)
+    c = sub.add_parser("controller-manager", parents=[_daemon_flags(True)], allow_abbrev=False,
+                       help="run the job, PodGroup, queue and GC controllers on a cluster as a kopf operator "
+                       "(Volcano's vc-controller-manager; takes its flags)")
+    add_feature_gates_flag(c)
     add_kube_api_flags(c, "controller-manager")
-    c.set_defaults(func=_cmd_controller_manager)
+    add_volcano_flags(c, "controller-manager")
+    c.set_defaults(func=_cmd_controller_manager, build=_build_controller_manager)
     d = sub.add_parser("dev-cluster", help="a real cluster on this machine: etcd, kube-apiserver, "
                        "kube-controller-manager and kwok, built once from the Go module proxy")
     d.add_argument("action", choices=["up", "down", "env"])

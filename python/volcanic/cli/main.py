@@ -15,13 +15,15 @@ from volcanic.cli.kube import (
     add_feature_gates_flag,
     add_kube_api_flags,
     add_limit_flags,
-    admission_conf,
+    build_webhook,
     cmd_cluster_webhook,
     kubeconfig_flag,
     positive_int,
-    webhook_limits,
+    webhook_on_cluster,
 )
+from volcanic.cli.pflag import GoBool, StringArray, go_argv
 from volcanic.cli.simulate import add_simulate
+from volcanic.cli.volcano import add_volcano_flags
 from volcanic.cluster.cluster import documents
 from volcanic.errors import AdmissionError, ConfigError, InvalidObject, PluginError
 from volcanic.kube.errors import StoreError
@@ -114,9 +116,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_webhook(args: argparse.Namespace) -> int:
     from volcanic.cluster.snapshot import snapshot_lister
+    from volcanic.real.serving import host_port
     from volcanic.webhook import serve
 
-    if args.register or args.kubeconfig:
+    if webhook_on_cluster(args):
         return cmd_cluster_webhook(args)
     if not (args.tls_cert and args.tls_key):
         raise ConfigError("webhook: --tls-cert and --tls-key are required without --register")
@@ -124,9 +127,9 @@ def _cmd_webhook(args: argparse.Namespace) -> int:
 
     def ready(server: Any) -> None:
         print(f"serving {server.url}", flush=True)
-    host, _, port = args.listen.rpartition(":")
-    serve(int(port), args.tls_cert, args.tls_key, admission_conf(args), lister, host=host or "0.0.0.0", ready=ready,
-          **webhook_limits(args))
+    cfg = args.config
+    host, port = host_port(cfg.listen)
+    serve(port, args.tls_cert, args.tls_key, cfg.admission, lister, host=host, ready=ready, **cfg.limits)
     return 0
 
 
@@ -247,39 +250,85 @@ def build_parser() -> argparse.ArgumentParser:
                    "nodeorder (binpack, or py-binpack from examples/binpack_plugin.py)")
     b.add_argument("--json", action="store_true", help="print one JSON line")
     b.set_defaults(func=_cmd_bench)
-    w = sub.add_parser("webhook", parents=[kubeconfig_flag()], help="serve Volcano's admission webhook over HTTPS: "
-                       "reading a cluster (--register or --kubeconfig) or YAML files (--state); see docs/admission.md")
-    w.add_argument("--listen", default="0.0.0.0:8443", metavar="HOST:PORT",
-                   help="address to listen on (default 0.0.0.0:8443; port 0: any free port)")
-    w.add_argument("--tls-cert", help="PEM certificate (chain) file (default with --register: a self-signed one)")
-    w.add_argument("--tls-key", help="PEM private key file")
-    w.add_argument("--register", action="store_true", help="create or update the Mutating/Validating webhook "
-                   "configurations Volcano installs, pointing at --url or the volcano-admission-service Service")
-    w.add_argument("--url", help="the webhook's URL for the API server (e.g. https://127.0.0.1:8443)")
+    w = sub.add_parser("webhook", parents=[kubeconfig_flag()], allow_abbrev=False,
+                       help="serve Volcano's admission webhook over HTTPS: reading a cluster (--register, "
+                       "--kubeconfig, or Volcano's vc-webhook-manager flags) or YAML files (--state); see "
+                       "docs/admission.md")
+    w.add_argument("--listen", metavar="HOST:PORT", help="address to listen on (default: --listen-address and "
+                   "--port, 0.0.0.0:8443; port 0: any free port)")
+    w.add_argument("--tls-cert", "--tls-cert-file", dest="tls_cert", help="PEM certificate (chain) file (default "
+                   "on a cluster: a self-signed one)")
+    w.add_argument("--tls-key", "--tls-private-key-file", dest="tls_key", help="PEM private key file")
+    w.add_argument("--register", action=GoBool, default=False, help="create or update the Mutating/Validating "
+                   "webhook configurations Volcano installs, pointing at --url or the volcano-admission-service "
+                   "Service (without it and with --ca-cert-file, as Volcano's chart runs it: fill in the caBundle "
+                   "of the configurations the chart made)")
+    w.add_argument("--url", "--webhook-url", dest="url", help="the webhook's URL for the API server (e.g. "
+                   "https://127.0.0.1:8443)")
     w.add_argument("--enabled-admission", metavar="PATHS", help="comma-separated paths to register (default "
                    "/jobs/mutate,/jobs/validate,/podgroups/validate,/queues/mutate,/queues/validate, "
                    "as Volcano's chart)")
     w.add_argument("--metrics-address", metavar="HOST:PORT", help="serve /healthz (and /metrics) here")
-    w.add_argument("--scheduler-name", action="append",
+    w.add_argument("--scheduler-name", action=StringArray, default=["volcano"],
                    help="a scheduler name whose pods volcanic admits; repeatable (default: volcano)")
     w.add_argument("--state", action="append", metavar="FILE",
                    help="YAML objects (queues, namespaces, podgroups, ...) the rules read; repeatable")
     w.add_argument("--max-queue-depth", type=int, default=5, help="deepest queue hierarchy (default 5)")
-    w.add_argument("--enable-root-queue-protection", action=argparse.BooleanOptionalAction, default=True,
-                   help="refuse changes to the root queue's resources (default on)")
-    w.add_argument("--enable-queue-allocated-pods-check", action="store_true",
+    w.add_argument("--enable-root-queue-protection", action=GoBool, default=True,
+                   help="refuse changes to the root queue's resources (default true)")
+    w.add_argument("--no-enable-root-queue-protection", dest="enable_root_queue_protection", action="store_false",
+                   help=argparse.SUPPRESS)  # volcanic's older spelling
+    w.add_argument("--enable-queue-allocated-pods-check", action=GoBool, default=False,
                    help="refuse to delete a queue with allocated pods")
     add_feature_gates_flag(w)
     add_limit_flags(w)
     add_kube_api_flags(w, "webhook")
-    w.set_defaults(func=_cmd_webhook)
+    add_volcano_flags(w, "webhook")
+    w.set_defaults(func=_cmd_webhook, build=build_webhook)
     add_simulate(sub)
     add_commands(sub)
     return p
 
 
+# Commands whose command lines are read as Volcano's Go binaries read theirs (cli/pflag.py).
+GO_COMMANDS = ("scheduler", "controller-manager", "webhook", "up")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line as the command reads it, with `config`, what a daemon command builds
+    from it (volcanic.cli.daemons), made without starting anything. A refused value ends the
+    process as argparse does (usage and the flag's name on stderr, exit code 2)."""
+    from volcanic.cli.volcano import FlagError
+
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    given: list[str] = []
+    positional: list[str] = []
+    if argv and argv[0] in GO_COMMANDS:
+        given, positional = go_argv(_subparser(parser, argv[0]), argv[1:])
+        argv = [argv[0], *given]
+    args = parser.parse_args(argv)
+    args.given_flags = {arg[2:].partition("=")[0] for arg in given if arg.startswith("--")}
+    args.ignored_arguments = positional
+    if getattr(args, "version", False):
+        from volcanic._version import version
+        print(f"volcanic {version()}")
+        sys.exit(0)
+    if getattr(args, "build", None) is not None:
+        try:
+            args.config = args.build(args)
+        except FlagError as e:
+            _subparser(parser, args.command).error(str(e))
+    return args
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
+    return subparsers.choices[command]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     try:
         return args.func(args)
     except (InvalidObject, ConfigError, AdmissionError, PluginError, StoreError, OSError, yaml.YAMLError) as e:

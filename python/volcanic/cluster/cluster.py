@@ -89,10 +89,13 @@ class Cluster:
 
     def __init__(self, conf: Any = None, schedule_period: float = 1.0,
                  admission: AdmissionChain | None = None, settle: float | None = None,
-                 python_hook_budget: float | None = None, feature_gates: Iterable[str] = ()) -> None:
+                 python_hook_budget: float | None = None, feature_gates: Iterable[str] = (),
+                 metrics: bool = False) -> None:
         """feature_gates: the names of Volcano's feature gates that are on, as `--feature-gates`
         gives them to Volcano's webhook and scheduler: for Volcano's admission chain (unless
-        `admission` replaces it) and for the scheduler (volcanic.Scheduler's feature_gates)."""
+        `admission` replaces it) and for the scheduler (volcanic.Scheduler's feature_gates).
+        metrics: collect Volcano's scheduler and queue metrics, read with metrics() (each
+        session then reports them, which a long replay would rather not pay for)."""
         from volcanic.controllers.manager import volcano_controllers
         from volcanic.controllers.queue import ensure_default_queues
         from volcanic.controllers.volumes import PersistentVolumeController, ensure_default_storage_class
@@ -114,13 +117,32 @@ class Cluster:
         ensure_default_storage_class(self.api)
         # Events are written, never read by a component: not watched (a replay writes one per pod).
         self.informers = Informers(self.api, [k for k in KINDS if k != "Event"], INDEXES)
+        self._metrics: Any = None  # a prometheus_client CollectorRegistry, imported only then (60 ms)
+        extra: dict[str, Any] = {}
+        if metrics:
+            from prometheus_client import CollectorRegistry
+
+            from volcanic.controllers.metrics import QueueMetrics
+            self._metrics = CollectorRegistry()
+            extra["queue_metrics"] = QueueMetrics(self._metrics)
         ctx = Context(store=self.api, lister=self.informers, clock=self._clock,
-                      scheduler_names=(SCHEDULER_NAME,))
+                      scheduler_names=(SCHEDULER_NAME,), extra=extra)
         self.scheduler = SchedulerLoop(self.api, self.informers, self._clock, _load_conf(conf), schedule_period,
                                        settle=settle, python_hook_budget=python_hook_budget, feature_gates=gates)
+        if metrics:
+            from volcanic.scheduler.metrics import SchedulerMetrics
+            self.scheduler.on_session = SchedulerMetrics(self._metrics, self._clock.now).observe
         controllers = [*volcano_controllers(ctx), PersistentVolumeController(ctx), Kubelets(ctx)]
         self.controllers = {c.name: c for c in controllers}
         self._runner = Runner(self.informers, controllers, self._clock)
+
+    def metrics(self) -> str:
+        """Volcano's scheduler and queue metrics in Prometheus' text format, what `volcanic
+        scheduler` and `controller-manager` serve at /metrics (a Cluster(metrics=True))."""
+        if self._metrics is None:
+            raise ValueError("metrics: this cluster collects none; make it with Cluster(metrics=True)")
+        from prometheus_client import generate_latest
+        return generate_latest(self._metrics).decode()
 
     @property
     def now(self) -> float:

@@ -86,7 +86,7 @@ class QueueController(Controller):
     # Event handlers.
     def handlers(self) -> dict[str, Handler]:
         return {
-            "Queue": Handler(on_add=self._queue_added, on_update=self._queue_updated),
+            "Queue": Handler(on_add=self._queue_added, on_update=self._queue_updated, on_delete=self._queue_deleted),
             "PodGroup": Handler(on_add=self._pg_added, on_update=self._pg_updated,
                                 on_delete=self._pg_deleted),
             "Command": Handler(on_add=self._command_added),
@@ -97,6 +97,10 @@ class QueueController(Controller):
 
     def _queue_added(self, q: Obj) -> None:
         self._sync(q["metadata"]["name"])
+
+    def _queue_deleted(self, q: Obj) -> None:
+        if metrics := self.ctx.extra.get("queue_metrics"):
+            metrics.remove(q["metadata"]["name"])
 
     def _queue_updated(self, old: Obj, new: Obj) -> None:
         if spec_of(old).get("parent") != spec_of(new).get("parent"):
@@ -227,6 +231,8 @@ class QueueController(Controller):
         return {COUNTS[p]: n for p, n in sorted(phases.items()) if p in COUNTS and n}
 
     def _sync_queue(self, q: Obj, state: str) -> None:
+        if metrics := self.ctx.extra.get("queue_metrics"):  # Volcano's UpdateQueueMetrics in syncQueue
+            metrics.set(q["metadata"]["name"], self.podgroup_counts(q["metadata"]["name"]))
         q = self._ensure_parent(q)
         old = status_of(q)
         status = dict(old, state=state)

@@ -12,6 +12,9 @@ DEFAULT_QUEUE_SPECS: dict[str, dict] = {"root": {"weight": 1, "reclaimable": Fal
                                         "default": {"weight": 1, "reclaimable": True}}
 
 
-def default_queues() -> list[Obj]:
-    return [{"apiVersion": KINDS["Queue"].api_version, "kind": "Queue", "metadata": {"name": name},
-             "spec": dict(spec)} for name, spec in DEFAULT_QUEUE_SPECS.items()]
+def default_queues(default: str = "default") -> list[Obj]:
+    """`root` and the default queue, named `default` unless the scheduler's --default-queue
+    names another."""
+    return [{"apiVersion": KINDS["Queue"].api_version, "kind": "Queue",
+             "metadata": {"name": default if name == "default" else name}, "spec": dict(spec)}
+            for name, spec in DEFAULT_QUEUE_SPECS.items()]

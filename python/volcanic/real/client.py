@@ -54,7 +54,7 @@ class KubeClient:
     5xx with Retry-After are retried as client-go retries them (volcanic.real.connection)."""
 
     def __init__(self, kubeconfig: str | None = None, timeout: float = 30.0, qps: float | None = None,
-                 burst: int | None = None) -> None:
+                 burst: int | None = None, master: str | None = None) -> None:
         from kubernetes import client, config
 
         configuration = client.Configuration()
@@ -67,6 +67,8 @@ class KubeClient:
             except config.ConfigException as e:
                 raise StoreError("", "", "", f"no kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config) "
                                  f"and no in-cluster credentials: {e}") from None
+        if master:  # --master: the API server's address over the kubeconfig's (clientcmd.BuildConfigFromFlags)
+            configuration.host = master
         self.configuration = configuration
         self.kubeconfig = path
         self.host = configuration.host.rstrip("/")

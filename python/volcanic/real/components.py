@@ -1,7 +1,8 @@
 """Running volcanic's components on a cluster: one per process (`volcanic scheduler`,
 `controller-manager`, `webhook`, what a production Deployment runs) or all three in one
-(`volcanic up`), each under Lease leader election with `--leader-elect`, and one
-`/metrics` + `/healthz` endpoint per process with `--metrics-address`.
+(`volcanic up`), each under Lease leader election with `--leader-elect`, and the process's
+`/metrics` and `/healthz` endpoints (`--metrics-address`; Volcano's `--listen-address` and
+`--healthz-address`).
 
 When one component stops (a lost Lease, a crash, a signal) the others are stopped too and the
 process exits, non-zero unless it was asked to stop: Kubernetes restarts the whole process,
@@ -19,9 +20,9 @@ from typing import Callable
 from prometheus_client import CollectorRegistry
 
 from volcanic.real.client import KubeClient
-from volcanic.real.leader import LostLease, run_maybe_elected
+from volcanic.real.leader import LeaderElection, LostLease, run_maybe_elected
 from volcanic.real.metrics import ApiRequestMetrics
-from volcanic.real.serving import Health, serve
+from volcanic.real.serving import Endpoint, Health, merged, serve
 
 log = logging.getLogger("volcanic")
 
@@ -51,16 +52,23 @@ class Process:
         ApiRequestMetrics(registry, client.connections.counts)
         return cls(client, Health(), registry)
 
-    def run(self, components: list[Component], stop: threading.Event, leader_elect: bool = False,
-            metrics_address: str | None = None) -> int:
-        """Runs the components until `stop` or until one of them ends; returns the exit code."""
-        server = serve(metrics_address, self.registry, self.health) if metrics_address else None
+    def run(self, components: list[Component], stop: threading.Event, election: LeaderElection | bool | None = None,
+            endpoints: list[Endpoint] | str | None = None) -> int:
+        """Runs the components until `stop` or until one of them ends; returns the exit code.
+        `election`: a LeaderElection (True: Volcano's defaults) elects each component with a
+        Lease; `endpoints` (or one HOST:PORT serving both paths) are served meanwhile."""
+        if election is True:
+            election = LeaderElection()
+        if isinstance(endpoints, str):
+            endpoints = [Endpoint(endpoints)]
+        servers = [serve(e.address, self.registry, self.health, e.metrics, e.healthz, e.tls)
+                   for e in merged(endpoints or [])]
         failures: list[str] = []
         stopping = threading.Event()
 
         def main(c: Component) -> None:
             try:
-                run_maybe_elected(self.client, c.lease if leader_elect else None, stopping, c.run)
+                run_maybe_elected(self.client, c.lease if election else None, stopping, c.run, election or None)
             except LostLease as e:
                 failures.append(f"{c.name}: {e}")
             except Exception as e:  # noqa: BLE001 - reported, and the process exits non-zero
@@ -80,7 +88,7 @@ class Process:
         clean = stop.is_set() and not failures
         if clean:
             self._clean_up(components, threads, failures)
-        if server is not None:
+        for server in servers:
             server.shutdown()
             server.server_close()
         for failure in failures:

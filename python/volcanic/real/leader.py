@@ -1,8 +1,10 @@
 """Lease-based leader election, as client-go's leaderelection with a Lease lock.
 
-Volcano's components run it with `--leader-elect`: the scheduler holds the Lease `volcano`
-and the controller-manager `vc-controller-manager`, both in volcano-system, with a lease of
-15 s, a renew deadline of 10 s and a retry period of 5 s (cmd/scheduler/app/server.go).
+Volcano's components run it with `--leader-elect` (on by default): the scheduler holds the
+Lease `volcano` and the controller-manager `vc-controller-manager`, both in volcano-system,
+with a lease of 15 s, a renew deadline of 10 s and a retry period of 2 s
+(pkg/util/util.go LeaderElectionDefault; cmd/scheduler/app/server.go), each changed by
+component-base's `--leader-elect-*` flags (LeaderElection).
 
 Rules, as client-go's: a candidate takes the Lease when nobody holds it or when its record
 has not changed for a lease duration as seen on the candidate's own monotonic clock (never
@@ -15,6 +17,7 @@ back (empty holder) so a successor starts at once instead of after a lease.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 import logging
 import socket
 import threading
@@ -34,6 +37,18 @@ SCHEDULER_LEASE = "volcano"
 CONTROLLER_MANAGER_LEASE = "vc-controller-manager"
 
 
+@dataclass(frozen=True)
+class LeaderElection:
+    """component-base's LeaderElectionConfiguration, as Volcano's flags set it: the Lease's
+    namespace, its name (None: the component's own), and the timings in seconds."""
+
+    namespace: str = NAMESPACE
+    name: str | None = None
+    lease: float = 15.0
+    renew_deadline: float = 10.0
+    retry: float = 2.0
+
+
 class LostLease(RuntimeError):
     """The leader could not renew its Lease in time: it stopped working (Volcano exits)."""
 
@@ -42,7 +57,7 @@ class LeaderElector:
     """One candidate for one Lease."""
 
     def __init__(self, client: KubeClient, name: str, namespace: str = NAMESPACE, lease: float = 15.0,
-                 renew_deadline: float = 10.0, retry: float = 5.0, identity: str | None = None) -> None:
+                 renew_deadline: float = 10.0, retry: float = 2.0, identity: str | None = None) -> None:
         self.client, self.name, self.namespace = client, name, namespace
         self.lease, self.renew_deadline, self.retry = lease, renew_deadline, retry
         self.identity = identity or f"{socket.gethostname()}_{uuid.uuid4()}"
@@ -135,9 +150,11 @@ class LeaderElector:
 
 
 def run_maybe_elected(client: KubeClient, lease: str | None, stop: threading.Event,
-                      work: Callable[[threading.Event], None]) -> None:
-    """work(stop) directly, or under leader election for `lease` when it is given."""
+                      work: Callable[[threading.Event], None], election: LeaderElection | None = None) -> None:
+    """work(stop) directly, or under leader election for `lease` (the component's Lease name)
+    when it is given, with `election`'s namespace, name and timings (default: Volcano's)."""
     if lease is None:
         work(stop)
-    else:
-        LeaderElector(client, lease).run(stop, work)
+        return
+    e = election or LeaderElection()
+    LeaderElector(client, e.name or lease, e.namespace, e.lease, e.renew_deadline, e.retry).run(stop, work)

@@ -43,6 +43,7 @@ from kopf._cogs.clients import watching as kopf_watching  # the one kopf interna
 from prometheus_client import CollectorRegistry
 
 from volcanic.controllers.manager import volcano_controllers
+from volcanic.controllers.metrics import QueueMetrics
 from volcanic.controllers.runtime import INDEXES, Context, Runner
 from volcanic.kube.errors import StoreError
 from volcanic.kube.informers import Informers
@@ -206,19 +207,30 @@ def settings() -> kopf.OperatorSettings:
 
 
 class ControllerManager:
-    """The controllers over kopf's events; run() until stop is set."""
+    """The controllers over kopf's events; run() until stop is set.
+
+    `scheduler_names` (`--scheduler-name`): the pods the PodGroup controller makes groups for;
+    `enabled(name)` (`--controllers`): which of the controllers, by Volcano's names
+    (job-controller, pg-controller, queue-controller, gc-controller), run;
+    `inherit_owner_annotations` (`--inherit-owner-annotations`): the PodGroup controller's."""
 
     def __init__(self, store: KubeStore, health: Health | None = None,
-                 registry: CollectorRegistry | None = None) -> None:
+                 registry: CollectorRegistry | None = None, scheduler_names: tuple[str, ...] = ("volcano",),
+                 enabled: Callable[[str], bool] = lambda name: True, inherit_owner_annotations: bool = True) -> None:
         self.store, self.health = store, health or Health()
         self.clock = WallClock()
         self.source = KopfSource(store)
         self.informers = Informers(self.source, KINDS, INDEXES)
         self.clock.on_timer = self.source.feed.wake
-        ctx = Context(store=store, lister=self.informers, clock=self.clock,
-                      extra={"event_sink": BackgroundEvents(store)})
-        self.runner = Runner(self.informers, volcano_controllers(ctx), self.clock)
-        self.metrics = ControllerMetrics(registry or CollectorRegistry(), self.runner)
+        registry = registry or CollectorRegistry()
+        ctx = Context(store=store, lister=self.informers, clock=self.clock, scheduler_names=scheduler_names,
+                      extra={"event_sink": BackgroundEvents(store), "queue_metrics": QueueMetrics(registry)})
+        controllers = [c for c in volcano_controllers(ctx) if enabled(c.name)]
+        for c in controllers:
+            if hasattr(c, "inherit_owner_annotations"):
+                c.inherit_owner_annotations = inherit_owner_annotations
+        self.runner = Runner(self.informers, controllers, self.clock)
+        self.metrics = ControllerMetrics(registry, self.runner)
 
     def run(self, stop: threading.Event) -> None:
         log.info("controller-manager: listing what exists")

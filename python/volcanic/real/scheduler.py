@@ -16,6 +16,8 @@ names but nothing provides is skipped, as Volcano's scheduler skips it: logged a
 
 `feature_gates` (`--feature-gates`): with SchedulingGatesQueueAdmission, the queue-allocation
 gate of opted-in pods is removed once their queue has room (see volcanic.scheduler.loop).
+`view` (`--scheduler-name`, `--node-selector`, `--default-queue`, `--priority-class`): what
+the engine is shown of each object (volcanic.real.scheduler_view).
 """
 
 from __future__ import annotations
@@ -32,11 +34,12 @@ from volcanic.kube.informers import Informers
 from volcanic.real import heap
 from volcanic.real.clock import LINGER, WallClock
 from volcanic.real.events import BackgroundEvents
-from volcanic.real.metrics import SchedulerMetrics
+from volcanic.real.scheduler_view import EngineView, component_name
 from volcanic.real.serving import Health
 from volcanic.real.store import KubeStore
 from volcanic.scheduler.engine import SCHEDULER_KINDS
 from volcanic.scheduler.loop import SCHEDULER_COMPONENT, SchedulerLoop
+from volcanic.scheduler.metrics import SchedulerMetrics
 
 log = logging.getLogger("volcanic.scheduler")
 
@@ -72,18 +75,20 @@ class SchedulerDaemon:
     def __init__(self, store: KubeStore, conf_path: str | None = None, period: float = 1.0,
                  health: Health | None = None, registry: CollectorRegistry | None = None,
                  settle: float | None = None, python_hook_budget: float | None = None,
-                 feature_gates: frozenset[str] = frozenset()) -> None:
+                 feature_gates: frozenset[str] = frozenset(), view: EngineView | None = None) -> None:
         self.store, self.conf = store, ConfFile(conf_path)
         self.health = health or Health()
         self.clock = WallClock()
         self.informers = Informers(store, SCHEDULER_KINDS)
         self.clock.on_timer = self.informers.watch.wake
-        recorder = Recorder(BackgroundEvents(store), self.clock.now, SCHEDULER_COMPONENT)
+        source = component_name(view.scheduler_names) if view else SCHEDULER_COMPONENT
+        recorder = Recorder(BackgroundEvents(store), self.clock.now, source)
         settle = SETTLE if settle is None else settle  # 0: only every period
         self.loop = SchedulerLoop(store, self.informers, self.clock, self.conf.text(), period, recorder,
                                   settle or None, python_hook_budget, skip_unknown_plugins=True,
                                   feature_gates=feature_gates)
-        self.metrics = SchedulerMetrics(registry or CollectorRegistry())
+        self.loop.feed.view = view  # before the first objects come (run() pumps them)
+        self.metrics = SchedulerMetrics(registry or CollectorRegistry(), self.clock.now)
         self.metrics.skipped(self.loop.skipped_plugins)
         self.loop.on_session = self.metrics.observe
         self.clock.after(period, self._watch_conf)

@@ -1,4 +1,7 @@
-"""`--metrics-address`: Prometheus `/metrics` and `/healthz` over plain HTTP.
+"""`--metrics-address`: Prometheus `/metrics` and `/healthz` over plain HTTP; Volcano's
+`--listen-address` (/metrics, with `--enable-metrics`) and `--healthz-address` (/healthz, with
+`--enable-healthz`; over HTTPS when the component is given its certificate files, as
+Volcano's helpers.StartHealthz serves it) are Endpoints of the same server.
 
 /healthz answers 200 while every component in the process has shown it is alive (its loop
 beat) within the last STALE seconds, and 503 naming the stuck ones otherwise; a liveness
@@ -9,6 +12,7 @@ idle client holds no thread and meets the same deadlines and connection bounds.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 import threading
 import time
 from typing import Any
@@ -16,6 +20,7 @@ from typing import Any
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from volcanic.httpd.server import HttpServer, Limits
+from volcanic.httpd.tls import tls_context
 from volcanic.httpd.wire import Request, Response
 
 STALE = 60.0
@@ -36,29 +41,64 @@ class Health:
         return sorted(c for c, t in self._beats.items() if now - t > STALE)
 
 
+HEALTH_PATHS = ("/healthz", "/healthz/ping", "/livez", "/readyz")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One HTTP server of a process: HOST:PORT (":8080" is every address), what it serves,
+    and its certificate and key files for HTTPS (None: plain HTTP)."""
+
+    address: str
+    metrics: bool = True
+    healthz: bool = True
+    tls: tuple[str, str] | None = None
+
+
+def merged(endpoints: list[Endpoint]) -> list[Endpoint]:
+    """One server per address: two endpoints on the same address serve both's paths (over
+    HTTPS if either has a certificate)."""
+    by_address: dict[str, Endpoint] = {}
+    for e in endpoints:
+        seen = by_address.get(e.address)
+        by_address[e.address] = e if seen is None else Endpoint(
+            e.address, seen.metrics or e.metrics, seen.healthz or e.healthz, seen.tls or e.tls)
+    return list(by_address.values())
+
+
 class MetricsServer(HttpServer):
     server_version = "volcanic-metrics"
 
-    def __init__(self, address: tuple[str, int], registry: CollectorRegistry, health: Health, **limits: Any) -> None:
+    def __init__(self, address: tuple[str, int], registry: CollectorRegistry, health: Health,
+                 metrics: bool = True, healthz: bool = True, tls: tuple[str, str] | None = None,
+                 **limits: Any) -> None:
         self.registry, self.health = registry, health
-        super().__init__(address, None, Limits(**limits))
+        self.metrics, self.healthz = metrics, healthz
+        super().__init__(address, tls_context(*tls) if tls else None, Limits(**limits))
 
     def handle(self, request: Request) -> Response:
         path = request.head.path
         if request.head.method != "GET":
             return Response(405, b"GET only", TEXT, {"Allow": "GET"})
-        if path == "/metrics":
+        if path == "/metrics" and self.metrics:
             return Response(200, generate_latest(self.registry), CONTENT_TYPE_LATEST)
-        if path in ("/healthz", "/livez", "/readyz"):
+        if path in HEALTH_PATHS and self.healthz:
             stuck = self.health.stuck()
             return Response(503, f"stuck: {', '.join(stuck)}".encode(), TEXT) if stuck else Response(200, b"ok", TEXT)
         return Response(404, b"not found", TEXT)
 
 
-def serve(address: str, registry: CollectorRegistry, health: Health, **limits: Any) -> MetricsServer:
-    """Serves /metrics and /healthz on HOST:PORT in a daemon thread; `limits` as
-    httpd.server.Limits. Stop it with .shutdown()."""
+def host_port(address: str) -> tuple[str, int]:
+    """HOST:PORT as Go's net.Listen takes it: an empty host (":8080") is every address, an
+    IPv6 host is in brackets."""
     host, _, port = address.rpartition(":")
-    server = MetricsServer((host or "0.0.0.0", int(port)), registry, health, **limits)
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def serve(address: str, registry: CollectorRegistry, health: Health, metrics: bool = True, healthz: bool = True,
+          tls: tuple[str, str] | None = None, **limits: Any) -> MetricsServer:
+    """Serves /metrics and /healthz (those asked for) on HOST:PORT in a daemon thread;
+    `limits` as httpd.server.Limits. Stop it with .shutdown()."""
+    server = MetricsServer(host_port(address), registry, health, metrics, healthz, tls, **limits)
     threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
     return server

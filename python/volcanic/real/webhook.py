@@ -9,30 +9,64 @@ Order: caches synced, then serving, then registered, so the API server never cal
 that cannot answer or would answer from an empty cache.
 `volcanic up` removes the registrations again on a clean stop (unregister); a production
 `volcanic webhook --register` leaves them for the replica that replaces it.
+
+Run from Volcano's Helm chart (`fill_ca_bundle`, without --register), it does what Volcano's
+webhook-manager does (cmd/webhook-manager/app/util.go addCaCertForWebhook): the chart has
+created the configurations, `volcano-admission-service-<resource>-<operation>`; for each
+enabled path it waits for its configuration (up to 5 minutes, checking every second) and sets
+every webhook's caBundle to `--ca-cert-file`'s certificate. The chart's default
+`enabled_admissions` include paths of kinds volcanic has no rules for (HyperNodes, CronJobs,
+JobFlows): those reviews are allowed as sent (UNRULED), so such writes are not refused by
+the chart's failurePolicy Fail.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
 import tempfile
 import threading
+import time
 from typing import Any
 from urllib.parse import urlparse
 
-from volcanic.admission import AdmissionConf
-from volcanic.httpd.tls import self_signed_cert
+from volcanic.admission import AdmissionConf, volcano_chain
+from volcanic.admission import review as codec
+from volcanic.httpd.tls import self_signed_cert, tls_context
+from volcanic.httpd.wire import Request, Response
+from volcanic.kube.errors import NotFound, StoreError
 from volcanic.kube.informers import Informers
+from volcanic.real.client import KubeClient
 from volcanic.real.manifests.names import NAMESPACE, SERVICE
-from volcanic.real.manifests.webhooks import DEFAULT_ADMISSIONS, service_hosts
+from volcanic.real.manifests.webhooks import DEFAULT_ADMISSIONS, configuration_name, service_hosts
 from volcanic.real.registrations import register, unregister
-from volcanic.real.serving import Health
+from volcanic.real.serving import Health, host_port
 from volcanic.real.store import KubeStore
-from volcanic.webhook import make_server
+from volcanic.webhook import WebhookServer
 
 log = logging.getLogger("volcanic.webhook")
 
 WEBHOOK_KINDS = ("Queue", "Namespace", "Job", "PodGroup")
 CERT_DAYS = 365
+# Volcano v1.15.1's admission paths (pkg/webhooks/admission/*) of kinds volcanic has no rules
+# for: a review there is allowed as sent.
+UNRULED = ("/hypernodes/validate", "/cronjobs/validate", "/jobflows/validate", "/jobtemplates/validate")
+CA_BUNDLE_WAIT = 300.0  # Volcano polls for a configuration for 5 minutes, then fails
+ADMISSION_API = "/apis/admissionregistration.k8s.io/v1"
+
+
+class DaemonWebhookServer(WebhookServer):
+    """The admission paths, and UNRULED's reviews allowed."""
+
+    def handle(self, request: Request) -> Response:
+        if request.head.path in UNRULED and request.head.method == "POST":
+            try:
+                uid = codec.parse(request.body)["request"]["uid"]
+            except (codec.ReviewError, KeyError, TypeError) as e:
+                return self.error(400, f"not an AdmissionReview: {e}")
+            return Response(200, json.dumps(codec.allowed_response(uid)).encode())
+        return super().handle(request)
 
 
 class LockedLister:
@@ -60,12 +94,13 @@ class WebhookDaemon:
     def __init__(self, store: KubeStore, listen: str = "0.0.0.0:8443", url: str | None = None,
                  tls: tuple[str, str] | None = None, conf: AdmissionConf | None = None,
                  health: Health | None = None, paths: tuple[str, ...] = DEFAULT_ADMISSIONS,
-                 register: bool = True, limits: dict[str, Any] | None = None) -> None:
+                 register: bool = True, limits: dict[str, Any] | None = None, ca_cert: str | None = None,
+                 fill_ca_bundle: bool = False) -> None:
         self.store, self.url, self.health = store, url, health or Health()
         self.limits = limits or {}  # httpd.server.Limits' fields
-        self.paths, self.register = paths, register
-        self.host, _, port = listen.rpartition(":")
-        self.port = int(port)
+        self.paths, self.register, self.fill_ca_bundle = paths, register, fill_ca_bundle
+        self.ca_cert = ca_cert  # the caBundle's file (Volcano's --ca-cert-file); None: the certificate's
+        self.host, self.port = host_port(listen)
         self._lock = threading.Lock()
         self.informers = Informers(store, WEBHOOK_KINDS)
         self.lister = LockedLister(self.informers, self._lock)
@@ -84,17 +119,20 @@ class WebhookDaemon:
             if stop.is_set():
                 return
         self._pump()
-        self.server = make_server(self.cert, self.key, self.conf, self.lister, self.host or "0.0.0.0", self.port,
-                                  **self.limits)
+        self.server = DaemonWebhookServer((self.host, self.port), tls_context(self.cert, self.key),
+                                          volcano_chain(self.conf), self.lister, **self.limits)
         threading.Thread(target=self.server.serve_forever, name="webhook", daemon=True).start()
-        log.info("webhook: serving on %s:%d", self.host or "0.0.0.0", self.server.port)
+        log.info("webhook: serving on %s:%d", self.host, self.server.port)
         try:
+            with open(self.ca_cert or self.cert, "rb") as f:
+                ca = f.read()
             if self.register:
-                with open(self.cert, "rb") as f:
-                    self.registered = register(self.store.client, f.read(), self.url, self.paths,
-                                               self.conf.scheduler_names)
+                self.registered = register(self.store.client, ca, self.url, self.paths, self.conf.scheduler_names)
                 log.info("webhook: registered %s (%s)", ", ".join(self.paths),
                          self.url or f"Service {NAMESPACE}/{SERVICE}")
+            elif self.fill_ca_bundle:
+                fill_ca_bundles(self.store.client, self.paths, ca, stop)
+                log.info("webhook: caBundle set in the configurations of %s", ", ".join(self.paths))
             while not stop.is_set():
                 self.health.beat("webhook")
                 self.informers.watch.wait(1.0)
@@ -118,3 +156,32 @@ class WebhookDaemon:
     def _pump(self) -> None:
         with self._lock:
             self.informers.pump()
+
+
+def fill_ca_bundles(client: KubeClient, paths: tuple[str, ...], ca: bytes, stop: threading.Event,
+                    wait: float = CA_BUNDLE_WAIT) -> None:
+    """Sets caBundle in every webhook of each path's configuration (mutating for */mutate,
+    validating otherwise), waiting for each to exist; StoreError if one does not appear within
+    `wait` seconds or cannot be updated (the process then exits, as Volcano's does)."""
+    bundle = base64.b64encode(ca).decode()
+    for path in paths:
+        kind = "mutatingwebhookconfigurations" if path.endswith("/mutate") else "validatingwebhookconfigurations"
+        url = f"{ADMISSION_API}/{kind}/{configuration_name(path)}"
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                config = client.request("GET", url)
+                break
+            except NotFound:
+                if time.monotonic() > deadline:
+                    raise StoreError("", "", "", f"webhook configuration {configuration_name(path)} not found "
+                                     f"after {wait:g}s (it is made by Volcano's chart)") from None
+                log.warning("webhook: waiting for %s %s", kind, configuration_name(path))
+                if stop.wait(1.0):
+                    return
+        webhooks = config.get("webhooks") or []
+        if all((w.get("clientConfig") or {}).get("caBundle") == bundle for w in webhooks):
+            continue
+        for w in webhooks:
+            w.setdefault("clientConfig", {})["caBundle"] = bundle
+        client.request("PUT", url, config)

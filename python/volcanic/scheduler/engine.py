@@ -64,6 +64,16 @@ class Decisions:
         ...) -> {"seconds": wall seconds its callbacks took (sampled, scaled to all calls),
         "calls": how many calls}, for the points the plugin's callbacks were called on
         (diagnostics).
+    metrics: with run_once(metrics=True), what the plugins and actions measured for
+        Volcano's scheduler metrics (volcanic.scheduler.metrics exports them): "queues"
+        (name -> {"allocated", "request", "deserved", "capability", "real_capability",
+        "inqueue": {resource: amount in Volcano's units}, "share", "weight", "overused"},
+        each as a queue plugin reported it), "queue_podgroups" and "queue_tasks" (queue ->
+        phase or task status -> count as the session opened), "scheduled" ("ns/podgroup" ->
+        (queue, creation time, pods bound this session)), "job_shares" (drf),
+        "unschedulable_tasks" and "unschedulable_jobs" (gang), "preemption_attempts" and
+        "preemption_victims" (preempt), "plugin_session_seconds" (plugin -> (open, close)
+        seconds) and "open_seconds"; else empty.
     """
 
     binds: dict[str, str] = field(default_factory=dict)
@@ -82,10 +92,11 @@ class Decisions:
     wake_at: float | None = None
     action_seconds: dict[str, float] = field(default_factory=dict)
     plugin_timings: dict[str, dict[str, dict[str, float | int]]] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
 
     def outcome(self) -> dict[str, Any]:
-        """The fields above without the timings, which differ from run to run."""
-        return {k: v for k, v in vars(self).items() if k not in ("action_seconds", "plugin_timings")}
+        """The fields above without the timings and metrics, which differ from run to run."""
+        return {k: v for k, v in vars(self).items() if k not in ("action_seconds", "plugin_timings", "metrics")}
 
 
 def _gate_names(feature_gates: Iterable[str]) -> frozenset[str]:
@@ -174,7 +185,8 @@ class Scheduler:
         resource_width (how many dimensions a resource vector can have)."""
         return self._core.stats()
 
-    def run_once(self, now: float | None = None, changed_only: bool = False, timings: bool = True) -> Decisions:
+    def run_once(self, now: float | None = None, changed_only: bool = False, timings: bool = True,
+                 metrics: bool = False) -> Decisions:
         """Runs one session; `now` is seconds since the epoch (default: the wall clock).
 
         A Python plugin that fails raises volcanic.PluginError; the failed session leaves the
@@ -183,14 +195,14 @@ class Scheduler:
         With changed_only, `podgroups` and `queues` hold only the statuses that differ from
         what the PodGroup and Queue objects last upserted say (what a status writer needs).
         With timings=False, `plugin_timings` stays empty (building it costs as much as closing
-        a small session).
+        a small session). With metrics=True, `metrics` is filled (see Decisions).
         """
         # The decisions of a large session are many small objects; collecting
         # while they are built would walk the caller's whole heap repeatedly.
         paused = gc.isenabled()
         gc.disable()
         try:
-            return Decisions(**self._core.run_once(_now_ms(now), changed_only, timings))
+            return Decisions(**self._core.run_once(_now_ms(now), changed_only, timings, metrics))
         finally:
             if paused:
                 gc.enable()

@@ -48,6 +48,9 @@ class Feed:
         self._flush_timer: Timer | None = None
         # (kind, namespace, name) -> (resourceVersion, message) of the last malformed-object Event
         self._refused_seen: dict[tuple, tuple] = {}
+        # What the engine is shown of an object, None for nothing (the daemon's flags:
+        # --scheduler-name, --node-selector, --default-queue, --priority-class): None shows all.
+        self.view: Callable[[dict], dict | None] | None = None
         for kind in SCHEDULER_KINDS:
             informers.add_handler(kind, Handler(on_add=self._added, on_update=self._updated, on_delete=self._delete))
 
@@ -80,8 +83,11 @@ class Feed:
         self.flush()
         for kind in SCHEDULER_KINDS:
             for obj in self.informers.list(kind):
+                shown = obj if self.view is None else self.view(obj)
+                if shown is None:
+                    continue
                 try:
-                    engine.upsert(obj)
+                    engine.upsert(shown)
                 except ValueError:
                     pass  # malformed: refused by the running engine too, and reported then (_upsert)
         self._gangs_filled = engine.gangs_filled()
@@ -113,8 +119,13 @@ class Feed:
         self._deleted(obj)
 
     def _upsert(self, obj: dict) -> None:
+        shown = obj if self.view is None else self.view(obj)
+        if shown is None:  # not the engine's to see: gone from it, if it was there
+            meta = obj["metadata"]
+            self._engine().delete(obj["kind"], meta["name"], meta.get("namespace"))
+            return
         try:
-            if self._engine().upsert(obj):
+            if self._engine().upsert(shown):
                 self.cadence.changed()
         except ValueError as e:  # a malformed object: the engine keeps what it had
             self.informers.errors.append(f"scheduler: {e}")

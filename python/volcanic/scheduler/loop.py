@@ -87,7 +87,9 @@ class SchedulerLoop:
         self.sessions += 1
         start = time.perf_counter()
         try:
-            d = self.engine.run_once(self.clock.now(), changed_only=True, timings=False)
+            # The session's metrics are what on_session reads (a metrics exporter's observe).
+            d = self.engine.run_once(self.clock.now(), changed_only=True, timings=False,
+                                     metrics=self.on_session is not None)
         except PluginError as e:
             # A Python plugin failed: the session changed nothing; try again next period, as a
             # scheduler would after logging it.

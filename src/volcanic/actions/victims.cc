@@ -71,7 +71,10 @@ bool EvictAndPipeline(Session& ssn, Statement& stmt, TaskInfo* preemptor, NodeIn
   if (candidates.empty()) return false;
   std::vector<TaskInfo*> victims = rule == VictimRule::kPreemptable ? ssn.Preemptable(*preemptor, candidates)
                                                                     : ssn.Reclaimable(*preemptor, candidates);
+  SessionMetrics* m = rule == VictimRule::kPreemptable ? ssn.metrics() : nullptr;  // preempt's, as in Volcano
+  if (m) m->preemption_victims.push_back(static_cast<int>(victims.size()));
   if (!FreesEnough(*preemptor, *node, victims)) return false;
+  if (m) ++m->preemption_attempts;
   ssn.OrderVictims(*preemptor, &victims);
   Statement trial(ssn);
   for (TaskInfo* victim : victims) {

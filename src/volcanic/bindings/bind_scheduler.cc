@@ -19,6 +19,7 @@
 #include "volcanic/api/parse.h"
 #include "volcanic/bindings/convert.h"
 #include "volcanic/bindings/hook_budget.h"
+#include "volcanic/bindings/metrics.h"
 #include "volcanic/bindings/py_plugin.h"
 #include "volcanic/framework/registry.h"
 #include "volcanic/framework/scheduler.h"
@@ -79,7 +80,7 @@ py::handle Key(const char* name) {
   return it->second;
 }
 
-py::dict ToPython(const Decisions& d, QuantityDicts& quantities) {
+py::dict ToPython(const Decisions& d, QuantityDicts& quantities, bool metrics) {
   py::dict binds, pipelined, podgroups, queues, unschedulable, seconds;
   py::list evictions, ungate;
   for (const auto& [k, n] : d.binds) binds[py::str(k)] = n;
@@ -153,6 +154,7 @@ py::dict ToPython(const Decisions& d, QuantityDicts& quantities) {
                                      : py::object(py::none());
   out[Key("action_seconds")] = seconds;
   out[Key("plugin_timings")] = timings;
+  if (metrics) out[Key("metrics")] = MetricsToPython(d.metrics);
   return out;
 }
 
@@ -266,7 +268,7 @@ class PyScheduler {
     Check(st);
   }
 
-  py::dict RunOnce(int64_t now_ms, bool changed_only, bool timings) {
+  py::dict RunOnce(int64_t now_ms, bool changed_only, bool timings, bool metrics) {
     NotFromOwnSession();
     absl::StatusOr<Decisions> d;
     {
@@ -274,12 +276,12 @@ class PyScheduler {
       std::lock_guard<std::mutex> lock(mu_);
       session_thread_ = std::this_thread::get_id();
       ScopedHookBudget budget(budget_.get());
-      d = s_.RunOnce(now_ms, changed_only, timings);
+      d = s_.RunOnce(now_ms, changed_only, timings, metrics);
       session_thread_ = std::thread::id();
     }
     RaiseInterrupt();
     Check(d.status());
-    return ToPython(*d, quantities_);
+    return ToPython(*d, quantities_, metrics);
   }
 
   uint64_t GangsFilled() {
@@ -331,7 +333,7 @@ void BindScheduler(py::module_& m) {
       .def("forget", &PyScheduler::Forget, py::arg("key"))
       .def("forget_status", &PyScheduler::ForgetStatus, py::arg("kind"), py::arg("key"))
       .def("run_once", &PyScheduler::RunOnce, py::arg("now_ms"), py::arg("changed_only") = false,
-           py::arg("timings") = true)
+           py::arg("timings") = true, py::arg("metrics") = false)
       .def("stats", &PyScheduler::Stats)
       .def("gangs_filled", &PyScheduler::GangsFilled);
   m.def("action_names", [] { return Registry::Builtins().ActionNames(); });

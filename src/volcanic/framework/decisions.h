@@ -32,6 +32,42 @@ struct HookTime {
   uint64_t calls = 0;
 };
 
+// What a session's plugins and actions measured for Volcano's scheduler
+// metrics (pkg/scheduler/metrics), where Volcano's plugins update them:
+// collected only when the session is asked to (SessionOptions::metrics).
+// Resources in the engine's units, which are Volcano's (cpu millicores,
+// memory bytes, other resources milli-units).
+struct QueueMetrics {
+  // Each set by the plugin that computes it (proportion, capacity).
+  std::optional<Resource> allocated, request, deserved, capability, real_capability, inqueue;
+  std::optional<double> share;
+  std::optional<int64_t> weight;
+  std::optional<bool> overused;
+};
+
+// A job some of whose tasks the session bound.
+struct ScheduledJob {
+  std::string queue;
+  int64_t creation_ms = 0;
+  int tasks = 0;  // tasks bound this session
+};
+
+struct SessionMetrics {
+  std::map<std::string, QueueMetrics> queues;
+  // queue -> PodGroup phase / task status -> count, as the session opened
+  // (a job counts in its own queue only); every queue, zeros included.
+  std::map<std::string, std::map<std::string, int>> queue_podgroups, queue_tasks;
+  std::map<std::string, ScheduledJob> scheduled;   // job key -> what was bound of it
+  std::map<std::string, double> job_shares;        // job key -> drf's dominant share
+  std::map<std::string, int> unschedulable_tasks;  // job key -> tasks short of its gang (gang)
+  std::optional<int> unschedulable_jobs;           // jobs not ready (gang)
+  int preemption_attempts = 0;                     // preemptors tried (preempt)
+  std::vector<int> preemption_victims;             // victims of each preemption, in order
+  // plugin -> wall seconds of its OnSessionOpen and OnSessionClose.
+  std::map<std::string, std::pair<double, double>> plugin_session_seconds;
+  double open_seconds = 0;                         // the session's open, snapshot included
+};
+
 struct Decisions {
   std::vector<std::pair<std::string, std::string>> binds;      // pod key -> node, in bind order
   std::map<std::string, Labels> bind_annotations;              // pod key -> annotations its binding carries
@@ -63,6 +99,7 @@ struct Decisions {
   std::vector<std::pair<std::string, double>> action_seconds;  // action -> wall seconds
   // plugin -> extension point (HookKindName) -> time, for the points it was called on.
   std::map<std::string, std::map<std::string, HookTime>> plugin_timings;
+  SessionMetrics metrics;  // empty unless asked for
 };
 
 }  // namespace volcanic

@@ -6,11 +6,12 @@
 
 namespace volcanic {
 
-absl::StatusOr<Decisions> Scheduler::RunOnce(int64_t now_ms, bool changed_only, bool timings) {
+absl::StatusOr<Decisions> Scheduler::RunOnce(int64_t now_ms, bool changed_only, bool timings, bool metrics) {
   Decisions out;
   // Session UIDs are sequential rather than random so runs are repeatable.
   Session ssn(cache_, conf_,
-              {now_ms, absl::StrCat("session-", ++sessions_), changed_only, node_memory_.get(), timings, features_},
+              {now_ms, absl::StrCat("session-", ++sessions_), changed_only, node_memory_.get(), timings, metrics,
+               features_},
               registry_);
   absl::Status status = ssn.Open();
   if (status.ok()) {

@@ -34,8 +34,9 @@ class Scheduler {
   // changed_only: see SessionOptions. The caller then writes the PodGroup and
   // Queue statuses reported, and they are taken as written: their echo is
   // no change (Cache::Upsert), so it needs no session.
-  // timings: see SessionOptions.
-  absl::StatusOr<Decisions> RunOnce(int64_t now_ms, bool changed_only = false, bool timings = true);
+  // timings, metrics: see SessionOptions.
+  absl::StatusOr<Decisions> RunOnce(int64_t now_ms, bool changed_only = false, bool timings = true,
+                                    bool metrics = false);
   // A status write that failed: the next session decides it again. kind is
   // "PodGroup" (key "ns/name") or "Queue" (key "name"); unknown keys are
   // ignored (the object is gone).

@@ -13,6 +13,20 @@ namespace {
 
 const std::vector<NodeInfo*> kNoNodes;  // a session's nodes until it opens
 
+// Wall seconds since `start`.
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// `call`, its wall seconds added to *seconds unless that is nullptr.
+template <typename F>
+void Measured(double* seconds, F call) {
+  if (!seconds) return call();
+  auto start = std::chrono::steady_clock::now();
+  call();
+  *seconds += SecondsSince(start);
+}
+
 template <typename T>
 bool CreationThenUid(const T& l, const T& r) {
   if (l.creation_ms != r.creation_ms) return l.creation_ms < r.creation_ms;
@@ -47,6 +61,7 @@ void Session::TimedHook(PluginSlot& slot, HookKind kind, F call) {
 }
 
 absl::Status Session::Open() {
+  auto start = std::chrono::steady_clock::now();
   nodes_ = &cache_.ReadyNodes();
   total_resource_ = cache_.ReadyAllocatable();
   for (const auto& [name, q] : cache_.queues()) queues_.emplace(name, &q);
@@ -56,6 +71,7 @@ absl::Status Session::Open() {
     open_phases_.push_back(job->phase);
   }
   ResolvePriorities();
+  if (metrics()) CountWorkloads();
 
   for (size_t ti = 0; ti < conf_.tiers.size(); ++ti) {
     for (const PluginOption& opt : conf_.tiers[ti].plugins) {
@@ -69,7 +85,9 @@ absl::Status Session::Open() {
   }
   for (auto& slot : slots_) {
     PluginHandle handle(*this, *slot, opts_.timings);
-    TimedHook(*slot, HookKind::kOnSessionOpen, [&] { slot->plugin->OnSessionOpen(handle); });
+    Measured(metrics() ? &metrics_.plugin_session_seconds[slot->name].first : nullptr, [&] {
+      TimedHook(*slot, HookKind::kOnSessionOpen, [&] { slot->plugin->OnSessionOpen(handle); });
+    });
   }
   CollectCallbacks();
 
@@ -80,7 +98,25 @@ absl::Status Session::Open() {
     actions_.emplace_back(std::move(action), name);
   }
   node_search_ = std::make_unique<NodeSearch>(*this, opts_.node_memory);
+  metrics_.open_seconds = SecondsSince(start);
   return absl::OkStatus();
+}
+
+// The session's jobs and their tasks per queue, by PodGroup phase and task
+// status, every phase and status of every queue included (zeros too), as
+// Volcano's scheduler counts them when a session opens.
+void Session::CountWorkloads() {
+  static constexpr const char* kPhases[] = {"Pending", "Inqueue", "Running", "Unknown", "Completed"};
+  for (const auto& [name, q] : queues_) {
+    for (const char* phase : kPhases) metrics_.queue_podgroups[name][phase] = 0;
+    for (int i = 0; i < kTaskStatusCount; ++i)
+      metrics_.queue_tasks[name][StatusName(static_cast<TaskStatus>(1 << i))] = 0;
+  }
+  for (const auto& [key, job] : jobs_) {
+    if (!job->phase.empty()) ++metrics_.queue_podgroups[job->queue][job->phase];
+    for (int i = 0; i < kTaskStatusCount; ++i)
+      if (int n = job->count[i]) metrics_.queue_tasks[job->queue][StatusName(static_cast<TaskStatus>(1 << i))] += n;
+  }
 }
 
 // The plugins' callbacks, by extension point and tier, with their enable
@@ -108,7 +144,9 @@ void Session::Notify(const TieredRefs<TaskEventFn>& handlers, const TaskInfo& t)
 
 void Session::ClosePlugins() {
   for (auto& slot : slots_)
-    TimedHook(*slot, HookKind::kOnSessionClose, [&] { slot->plugin->OnSessionClose(*this); });
+    Measured(metrics() ? &metrics_.plugin_session_seconds[slot->name].second : nullptr, [&] {
+      TimedHook(*slot, HookKind::kOnSessionClose, [&] { slot->plugin->OnSessionClose(*this); });
+    });
 }
 
 void Session::WriteTimings(Decisions* out) const {

@@ -51,6 +51,9 @@ struct SessionOptions {
   // callbacks are called unwrapped and no timings are built: a loop that does
   // not read them saves about as much as a small session's close.
   bool timings = true;
+  // Collect Decisions::metrics (Volcano's scheduler metrics) as the plugins
+  // and actions go; without, Session::metrics() is nullptr and nothing is kept.
+  bool metrics = false;
   FeatureGates features;
 };
 
@@ -177,6 +180,10 @@ class Session {
   // does not exist says so without it.
   void SetJobFitError(const JobInfo& job, std::string reason) { job_fit_errors_[&job] = std::move(reason); }
 
+  // Where plugins and actions put what they measure for Volcano's metrics;
+  // nullptr when the session does not collect them (SessionOptions::metrics).
+  SessionMetrics* metrics() { return opts_.metrics ? &metrics_ : nullptr; }
+
   // A queue's deserved resources as the queue-sharing plugin computed them,
   // reported in the decisions beside status.allocated.
   void SetDeserved(const std::string& queue, Resource deserved) { deserved_[queue] = std::move(deserved); }
@@ -205,6 +212,8 @@ class Session {
   void WriteTimings(Decisions* out) const;
   void ResolvePriorities();
   void ClosePlugins();
+  void CountWorkloads();  // SessionMetrics::queue_podgroups and queue_tasks
+  void CountScheduled(const Decisions& d);  // SessionMetrics::scheduled
   void WritePodGroupStatus(Decisions* out);
   void ReportPodGroupEvent(std::string_view key, JobInfo* job, bool status_changed, Decisions* out);
   void WriteQueueStatus(Decisions* out);
@@ -265,6 +274,7 @@ class Session {
   std::vector<std::string> evictions_;
   std::vector<std::string> ungates_;
   std::map<std::string, Resource> deserved_;
+  SessionMetrics metrics_;
   mutable std::optional<int64_t> wake_at_ms_;
 };
 

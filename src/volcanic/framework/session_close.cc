@@ -85,6 +85,24 @@ void Session::Close(Decisions* out) {
   RevertUncommitted();
   WriteUnschedulable(out);
   if (opts_.timings) WriteTimings(out);
+  if (opts_.metrics) {
+    CountScheduled(*out);
+    out->metrics = std::move(metrics_);
+  }
+}
+
+// Volcano's e2e job scheduling metrics count each task allocate places. Only
+// binds here: the pipelined tasks are reported every session they wait.
+void Session::CountScheduled(const Decisions& d) {
+  auto count = [this](const std::string& pod) {
+    const TaskInfo* t = cache_.FindTask(pod);
+    if (!t || !t->job) return;
+    ScheduledJob& s = metrics_.scheduled[t->job->key];
+    s.queue = t->job->queue;
+    s.creation_ms = t->job->creation_ms;
+    ++s.tasks;
+  };
+  for (const auto& [pod, node] : d.binds) count(pod);
 }
 
 void Session::WritePodGroupStatus(Decisions* out) {

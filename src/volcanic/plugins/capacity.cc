@@ -90,7 +90,53 @@ class CapacityPlugin : public Plugin {
     h.AddEventHandler([this](const TaskInfo& t) { Allocated(t); }, [this](const TaskInfo& t) { Deallocated(t); });
   }
 
+  // Volcano's capacity metrics, as they stand at the session's end
+  // (capacity.go: the UpdateQueue* calls of its queue building, updateShare
+  // and OnSessionClose): for every queue of the hierarchy, or every queue
+  // with jobs when flat, deserved, allocated, request (an inner queue's is
+  // its subtree's), inqueue, capability, real capability, share, and
+  // overused (share above 1); a flat queue without jobs shows its spec's
+  // deserved and nothing allocated or requested. A dimension without a
+  // bound is left out of the capacities.
+  void OnSessionClose(Session& ssn) override {
+    SessionMetrics* m = ssn.metrics();
+    if (!m) return;
+    const QueueSumsTable& sums = ssn.cache().queue_sums();
+    for (const auto& [name, a] : tree_.attrs()) {
+      QueueMetrics& qm = m->queues[name];
+      qm.deserved = a.deserved;
+      qm.allocated = a.allocated;
+      qm.inqueue = a.inqueue;
+      qm.capability = Bounded(a.capability);
+      qm.real_capability = Bounded(a.real_capability);
+      qm.share = a.share;
+      qm.overused = a.share > 1;
+      if (!qm.request) qm.request = Resource();
+      auto own = sums.find(name);  // only a leaf has jobs; its requests count up the tree
+      if (own == sums.end()) continue;
+      *qm.request += own->second.request;
+      for (const QueueAttr* up : a.ancestors) {
+        std::optional<Resource>& r = m->queues[up->name()].request;
+        r = r.value_or(Resource()) + own->second.request;
+      }
+    }
+    for (const auto& [name, q] : ssn.queues()) {
+      if (tree_.attrs().contains(name)) continue;
+      QueueMetrics& qm = m->queues[name];
+      qm.deserved = q->deserved;
+      qm.allocated = qm.request = Resource();
+    }
+  }
+
  private:
+  // The bounded dimensions of a capacity (an unbounded one is left out).
+  static Resource Bounded(const Resource& r) {
+    Resource out;
+    for (int i = 0; i < r.Size(); ++i)
+      if (r.Get(i) < Resource::kInfinite) out.Set(i, r.Get(i));
+    return out;
+  }
+
   QueueAttr* Find(const std::string& queue) { return tree_.Find(queue); }
 
   // Priority first; then, flat, the lower share. In a hierarchy leaves go

@@ -64,6 +64,7 @@ class QueueTree {
   std::string BuildHierarchy(const Session& ssn);
 
   QueueAttr* Find(const std::string& name);
+  const std::map<std::string, QueueAttr>& attrs() const { return attrs_; }
   // allocated += sign * r on the queue and, in a hierarchy, its ancestors.
   void Charge(QueueAttr& a, const Resource& r, int sign);
 

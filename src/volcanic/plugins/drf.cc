@@ -70,6 +70,12 @@ class DrfPlugin : public Plugin {
     h.AddEventHandler([this](const TaskInfo& t) { Update(t, +1); }, [this](const TaskInfo& t) { Update(t, -1); });
   }
 
+  // Volcano's job_share: every job's dominant share at the session's end.
+  void OnSessionClose(Session& ssn) override {
+    if (SessionMetrics* m = ssn.metrics())
+      for (const auto& [key, job] : ssn.jobs()) m->job_shares[job->key] = AttrOf(job).share;
+  }
+
  private:
   struct Attr {
     Resource allocated;

@@ -104,8 +104,12 @@ class GangPlugin : public Plugin {
       c.reason = "tasks in gang are ready to be scheduled";
       return c;
     }();
+    // Volcano's unschedule_task_count (per job, 0 when ready) and unschedule_job_count.
+    SessionMetrics* m = ssn.metrics();
+    if (m) m->unschedulable_jobs = 0;
     for (const auto& [key, job] : ssn.jobs()) {
       bool ready = IsReady(*job);
+      if (m) m->unschedulable_tasks[job->key] = 0;
       if (!ready && HeldByReleasing(*job)) continue;
       if (ready) {
         ssn.UpdatePodGroupCondition(job, kScheduled);  // most jobs, most sessions: no string built
@@ -114,6 +118,10 @@ class GangPlugin : public Plugin {
       PodGroupCondition c;
       c.status = "True";
       int unready = job->min_available - job->ReadyTaskNum() - ssn.DiscardedPendingNum(*job);
+      if (m) {
+        m->unschedulable_tasks[job->key] = unready;
+        ++*m->unschedulable_jobs;
+      }
       c.type = "Unschedulable";
       c.reason = "NotEnoughResources";
       c.message = absl::StrCat(unready, "/", job->tasks.size(), " tasks in gang unschedulable: ",

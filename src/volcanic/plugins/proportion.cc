@@ -92,6 +92,27 @@ class ProportionPlugin : public Plugin {
     h.AddEventHandler([this](const TaskInfo& t) { Update(t, +1); }, [this](const TaskInfo& t) { Update(t, -1); });
   }
 
+  // Volcano's proportion metrics, as they stand at the session's end: for a
+  // queue with jobs its allocated, request, inqueue, weight, deserved, share
+  // and whether it is overused; a queue without jobs allocates and requests
+  // nothing (Volcano's proportion.go, UpdateQueue* calls).
+  void OnSessionClose(Session& ssn) override {
+    SessionMetrics* m = ssn.metrics();
+    if (!m) return;
+    for (const auto& [name, q] : ssn.queues()) {
+      QueueMetrics& qm = m->queues[name];
+      const QueueAttr* a = Find(name);
+      qm.allocated = a ? a->allocated : Resource();
+      qm.request = a ? a->request : Resource();
+      if (!a) continue;
+      qm.inqueue = a->inqueue;
+      qm.weight = a->queue->weight;
+      qm.deserved = a->deserved;
+      qm.share = a->share;
+      qm.overused = a->deserved.LessEqual(a->allocated);
+    }
+  }
+
  private:
   QueueAttr* Find(const std::string& queue) {
     auto it = attrs_.find(queue);
