@@ -298,3 +298,19 @@ def test_a_podgroup_first_seen_past_pending_syncs_its_job() -> None:
     c.api.update_status(dict(pg, status=dict(pg.get("status") or {}, phase="Inqueue")))
     assert wait(c, lambda: phase(c, "a") == "Running", 10)
     assert sorted(pods(c, "a")) == ["a-t-0", "a-t-1"] and c.errors == []
+
+
+def test_jobs_created_together_send_their_gangs_pods_before_any_jobs_extras(monkeypatch) -> None:
+    """Volcano's e2e schedulingbase "Schedule Multiple Jobs" (test/e2e/schedulingbase/
+    job_scheduling.go): three Jobs of 16 pods, minAvailable 2, created together on a cluster
+    with room for 16. A job's creates that bring it to minAvailable go out first and its
+    extras once those are answered, so every job's gang is sent before any job's extras: a
+    session in the middle of the burst sees each gang whole, and each Job gets its two pods.
+    (All of a job's creates at once put the third job's pods behind 32 others.)"""
+    c, held = held_cluster(monkeypatch, delays={j: 0.25 for j in ("a", "b", "c")})
+    c.apply([job(j, task("t", 16), min_available=2) for j in "abc"])
+    assert wait(c, lambda: len(held.sent) >= 6, 5)
+    assert sorted(held.sent[:6]) == sorted(f"{j}-t-{i}" for j in "abc" for i in range(2))
+    assert wait(c, lambda: all(phase(c, j) == "Running" for j in "abc"), 10)
+    assert all(status(c, j).get("running", 0) >= 2 for j in "abc")
+    assert c.errors == []
