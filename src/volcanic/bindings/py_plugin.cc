@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "volcanic/api/errors.h"
+#include "volcanic/bindings/convert.h"
 #include "volcanic/bindings/hook_budget.h"
 #include "volcanic/bindings/views.h"
 #include "volcanic/framework/session.h"
@@ -85,7 +86,7 @@ std::string Traceback(py::error_already_set& e) {
 // rather than touching a finalized interpreter.
 void Drop(py::object& obj) {
   if (!obj) return;
-  if (!Py_IsInitialized() || _Py_IsFinalizing()) {
+  if (!InterpreterAlive()) {
     obj.release();
     return;
   }
@@ -110,7 +111,7 @@ class PyPlugin : public Plugin {
   bool AnswersOutliveSession() const override { return false; }
 
   ~PyPlugin() override {
-    if (!Py_IsInitialized() || _Py_IsFinalizing()) {  // leak rather than touch a finalized interpreter
+    if (!InterpreterAlive()) {  // leak rather than touch a finalized interpreter
       views_.release();
       for (auto& m : methods_) m.release();
       instance_.release();
