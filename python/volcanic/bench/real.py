@@ -220,9 +220,11 @@ def _measure(cluster: DevCluster, store: KubeStore, nodes: int, jobs: int, floor
     pods = jobs * REPLICAS
     log(f"{jobs} jobs x {REPLICAS} pods on {nodes} nodes ...")
     store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    # Volcano's benchmark runs its controllers at 2,000 QPS, not their default 50.
-    procs = [_volcanic(cluster, "scheduler"),
-             _volcanic(cluster, "controller-manager", "--kube-api-qps", "2000", "--kube-api-burst", "2000")]
+    # Volcano's benchmark runs its controllers at 2,000 QPS, not their default 50; one replica
+    # each, without leader election, as the chart's values (leader_elect_enable: false).
+    procs = [_volcanic(cluster, "scheduler", "--leader-elect=false"),
+             _volcanic(cluster, "controller-manager", "--leader-elect=false", "--kube-api-qps", "2000",
+                       "--kube-api-burst", "2000")]
 
     def alive() -> None:
         for p in procs:
