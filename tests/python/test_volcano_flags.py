@@ -352,3 +352,17 @@ def test_paths_volcanic_has_no_rules_for_are_allowed(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_webhook_service_flags_name_what_the_configurations_call():
+    """--webhook-service-name and --webhook-namespace (cmd/webhook-manager/app/options): the
+    registered configurations call that Service and leave its namespace's objects out."""
+    from volcanic.real.manifests.webhooks import configurations
+    cfg = parse_args(["webhook", "--register", "--webhook-service-name=adm", "--webhook-namespace=ops"]).config
+    assert cfg.service == ("adm", "ops")
+    for obj in configurations(b"CA", paths=cfg.paths, service=cfg.service):
+        hook = obj["webhooks"][0]
+        assert hook["clientConfig"]["service"]["name"] == "adm"
+        assert hook["clientConfig"]["service"]["namespace"] == "ops"
+        assert hook["namespaceSelector"]["matchExpressions"][0]["values"] == ["ops", "kube-system"]
+    assert parse_args(["webhook", "--register"]).config.service == ("volcano-admission-service", "volcano-system")

@@ -27,6 +27,7 @@ from volcanic.cli.volcano import (
     python_log_level,
 )
 from volcanic.real.leader import LeaderElection
+from volcanic.real.manifests.names import NAMESPACE, SERVICE
 from volcanic.real.scheduler_view import EngineView, node_selector
 from volcanic.real.serving import Endpoint
 
@@ -87,6 +88,7 @@ class WebhookConfig:
     ca_cert: str | None = None
     register: bool = False
     fill_ca_bundle: bool = False               # Volcano's way: the chart's configurations, caBundle filled in
+    service: tuple[str, str] = (SERVICE, NAMESPACE)  # --webhook-service-name, --webhook-namespace
     paths: tuple[str, ...] = ()
     admission: Any = None                      # volcanic.admission.AdmissionConf
     limits: dict[str, Any] = field(default_factory=dict)

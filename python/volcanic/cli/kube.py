@@ -99,7 +99,7 @@ def _webhook(process, store, cfg, unregister_on_stop: bool = False):
     from volcanic.real.webhook import WebhookDaemon
     daemon = WebhookDaemon(store, cfg.listen, cfg.url, cfg.tls, cfg.admission, process.health, paths=cfg.paths,
                            register=cfg.register, limits=cfg.limits, ca_cert=cfg.ca_cert,
-                           fill_ca_bundle=cfg.fill_ca_bundle)
+                           fill_ca_bundle=cfg.fill_ca_bundle, service=cfg.service)
     return Component("webhook", None, daemon.run, on_clean_stop=daemon.unregister if unregister_on_stop else None)
 
 
@@ -426,6 +426,7 @@ def build_webhook(args: argparse.Namespace):
     admission and the limits from it too)."""
     from volcanic.cli.daemons import WebhookConfig, process_config, resource_groups, webhook_listen
     from volcanic.cli.volcano import FlagError
+    from volcanic.real.manifests.names import NAMESPACE, SERVICE
     from volcanic.real.manifests.webhooks import WEBHOOKS
     from volcanic.real.webhook import UNRULED
     groups = resource_groups(getattr(args, "admission_conf", None))
@@ -438,7 +439,8 @@ def build_webhook(args: argparse.Namespace):
     return WebhookConfig(process_config(args, "webhook"), listen=webhook_listen(args), url=args.url or None,
                          tls=tls, ca_cert=args.ca_cert_file or None, register=args.register,
                          fill_ca_bundle=not args.register and bool(args.ca_cert_file), paths=paths,
-                         admission=admission_conf(args, groups), limits=webhook_limits(args))
+                         admission=admission_conf(args, groups), limits=webhook_limits(args),
+                         service=(args.webhook_service_name or SERVICE, args.webhook_namespace or NAMESPACE))
 
 
 def webhook_on_cluster(args: argparse.Namespace) -> bool:

@@ -11,14 +11,14 @@ from volcanic.kube.errors import Conflict, NotFound
 from volcanic.kube.objects import Obj
 from volcanic.real.client import KubeClient
 from volcanic.real.install import apply, path_of
-from volcanic.real.manifests.webhooks import DEFAULT_ADMISSIONS, configurations
+from volcanic.real.manifests.webhooks import DEFAULT_ADMISSIONS, DEFAULT_SERVICE, configurations
 
 
 def register(client: KubeClient, ca_bundle: bytes, url: str | None = None, paths=DEFAULT_ADMISSIONS,
-             scheduler_names: tuple[str, ...] = ("volcano",)) -> list[Obj]:
+             scheduler_names: tuple[str, ...] = ("volcano",), service: tuple[str, str] = DEFAULT_SERVICE) -> list[Obj]:
     """Creates or updates the configurations (server-side apply: idempotent); returns them
     as applied, for unregister()."""
-    applied = configurations(ca_bundle, url, paths, scheduler_names)
+    applied = configurations(ca_bundle, url, paths, scheduler_names, service)
     for obj in applied:
         apply(client, obj)
     return applied

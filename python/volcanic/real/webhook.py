@@ -38,8 +38,7 @@ from volcanic.httpd.wire import Request, Response
 from volcanic.kube.errors import NotFound, StoreError
 from volcanic.kube.informers import Informers
 from volcanic.real.client import KubeClient
-from volcanic.real.manifests.names import NAMESPACE, SERVICE
-from volcanic.real.manifests.webhooks import DEFAULT_ADMISSIONS, configuration_name, service_hosts
+from volcanic.real.manifests.webhooks import DEFAULT_ADMISSIONS, DEFAULT_SERVICE, configuration_name, service_hosts
 from volcanic.real.registrations import register, unregister
 from volcanic.real.serving import Health, host_port
 from volcanic.real.store import KubeStore
@@ -95,10 +94,11 @@ class WebhookDaemon:
                  tls: tuple[str, str] | None = None, conf: AdmissionConf | None = None,
                  health: Health | None = None, paths: tuple[str, ...] = DEFAULT_ADMISSIONS,
                  register: bool = True, limits: dict[str, Any] | None = None, ca_cert: str | None = None,
-                 fill_ca_bundle: bool = False) -> None:
+                 fill_ca_bundle: bool = False, service: tuple[str, str] = DEFAULT_SERVICE) -> None:
         self.store, self.url, self.health = store, url, health or Health()
         self.limits = limits or {}  # httpd.server.Limits' fields
         self.paths, self.register, self.fill_ca_bundle = paths, register, fill_ca_bundle
+        self.service = service  # (name, namespace) the configurations call: --webhook-service-name, --webhook-namespace
         self.ca_cert = ca_cert  # the caBundle's file (Volcano's --ca-cert-file); None: the certificate's
         self.host, self.port = host_port(listen)
         self._lock = threading.Lock()
@@ -108,7 +108,7 @@ class WebhookDaemon:
         self._tmp = None
         if tls is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="volcanic-webhook-")
-            hosts = service_hosts() + ([urlparse(url).hostname] if url else [])
+            hosts = service_hosts(service) + ([urlparse(url).hostname] if url else [])
             tls = self_signed_cert(self._tmp.name, hosts, days=CERT_DAYS)
         self.cert, self.key = tls
         self.server = None
@@ -127,9 +127,10 @@ class WebhookDaemon:
             with open(self.ca_cert or self.cert, "rb") as f:
                 ca = f.read()
             if self.register:
-                self.registered = register(self.store.client, ca, self.url, self.paths, self.conf.scheduler_names)
+                self.registered = register(self.store.client, ca, self.url, self.paths, self.conf.scheduler_names,
+                                           self.service)
                 log.info("webhook: registered %s (%s)", ", ".join(self.paths),
-                         self.url or f"Service {NAMESPACE}/{SERVICE}")
+                         self.url or f"Service {self.service[1]}/{self.service[0]}")
             elif self.fill_ca_bundle:
                 fill_ca_bundles(self.store.client, self.paths, ca, stop)
                 log.info("webhook: caBundle set in the configurations of %s", ", ".join(self.paths))

@@ -34,9 +34,15 @@ WEBHOOKS: dict[str, tuple[str, str, str, str, tuple[str, ...]]] = {
 }
 
 
-def service_hosts() -> list[str]:
+# The webhook's Service: (name, namespace); Volcano's --webhook-service-name and
+# --webhook-namespace name another.
+DEFAULT_SERVICE = (SERVICE, NAMESPACE)
+
+
+def service_hosts(service: tuple[str, str] = DEFAULT_SERVICE) -> list[str]:
     """The DNS names of the webhook's Service, for its serving certificate."""
-    return [SERVICE, f"{SERVICE}.{NAMESPACE}", f"{SERVICE}.{NAMESPACE}.svc"]
+    name, namespace = service
+    return [name, f"{name}.{namespace}", f"{name}.{namespace}.svc"]
 
 
 def configuration_name(path: str) -> str:
@@ -44,25 +50,30 @@ def configuration_name(path: str) -> str:
 
 
 def configurations(ca_bundle: bytes, url: str | None = None, paths=DEFAULT_ADMISSIONS,
-                   scheduler_names: tuple[str, ...] = ("volcano",)) -> list[Obj]:
-    """The configurations for `paths`; `url` (https://host:port) instead of the Service."""
+                   scheduler_names: tuple[str, ...] = ("volcano",),
+                   service: tuple[str, str] = DEFAULT_SERVICE) -> list[Obj]:
+    """The configurations for `paths`, calling `service` (name, namespace), or `url`
+    (https://host:port) instead; objects in the Service's namespace and kube-system are left
+    out, as the chart leaves out volcano-system's."""
     unknown = sorted(set(paths) - set(WEBHOOKS))
     if unknown:
         raise ValueError(f"--enabled-admission: unknown path(s) {', '.join(unknown)}; known: {', '.join(WEBHOOKS)}")
-    return [_configuration(path, base64.b64encode(ca_bundle).decode(), url, scheduler_names) for path in paths]
+    return [_configuration(path, base64.b64encode(ca_bundle).decode(), url, scheduler_names, service)
+            for path in paths]
 
 
-def _configuration(path: str, ca: str, url: str | None, scheduler_names: tuple[str, ...]) -> Obj:
+def _configuration(path: str, ca: str, url: str | None, scheduler_names: tuple[str, ...],
+                   service: tuple[str, str]) -> Obj:
     name, group, version, resource, operations = WEBHOOKS[path]
     mutating = path.endswith("/mutate")
     client = {"url": url.rstrip("/") + path} if url else \
-        {"service": {"name": SERVICE, "namespace": NAMESPACE, "path": path, "port": 443}}
+        {"service": {"name": service[0], "namespace": service[1], "path": path, "port": 443}}
     webhook: Obj = {
         "name": name, "admissionReviewVersions": ["v1"], "clientConfig": dict(client, caBundle=ca),
         "failurePolicy": "Ignore" if path == "/pods/mutate" else "Fail", "matchPolicy": "Equivalent",
         "sideEffects": "NoneOnDryRun", "timeoutSeconds": 10, "objectSelector": {},
         "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-                                                    "values": [NAMESPACE, "kube-system"]}]},
+                                                    "values": [service[1], "kube-system"]}]},
         "rules": [{"apiGroups": [group], "apiVersions": [version], "operations": list(operations),
                    "resources": [resource], "scope": "*"}],
     }
