@@ -297,3 +297,27 @@ def test_free_ports_stay_out_of_the_range_outgoing_connections_use(monkeypatch):
             ports.free_ports(2)
     monkeypatch.setattr(ports, "_ephemeral_low", lambda: 1024)  # no room below: the kernel's choice
     assert len(set(ports.free_ports(3))) == 3
+
+
+def test_the_webhook_reads_admission_conf_again_when_it_changes(tmp_path):
+    """--admission-conf is watched, as Volcano's webhook-manager watches it (pkg/webhooks/
+    config): a changed file's resource groups go to the next reviews; one that does not read
+    keeps the running ones."""
+    import os
+    from types import SimpleNamespace
+
+    from volcanic.real.webhook import WebhookDaemon
+    path = tmp_path / "admission.conf"
+    path.write_text("# nothing yet\n")
+    daemon = WebhookDaemon(_Store(), tls=None, admission_conf=str(path), register=False)
+    daemon.server = SimpleNamespace(chain=None)
+    group = {"resourceGroup": "gpu", "object": {"key": "namespace", "value": ["ml"]}, "schedulerName": "volcano"}
+    path.write_text(yaml.safe_dump({"resourceGroups": [group]}))
+    os.utime(path, (1, 1))  # a new modification time, whatever the clock's resolution
+    daemon.reload_conf()
+    assert daemon.conf.resource_groups == (group,)
+    assert daemon.server.chain is not None
+    path.write_text("resourceGroups: {not: a list}\n")
+    os.utime(path, (2, 2))
+    daemon.reload_conf()
+    assert daemon.conf.resource_groups == (group,)  # kept

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import importlib
 from typing import Any
 
+import yaml
+
 from volcanic.admission.chain import AdmissionChain
 from volcanic.kube.kinds import ADMITTED
 
@@ -41,3 +43,19 @@ def volcano_chain(conf: AdmissionConf | None = None) -> AdmissionChain:
         for fn in module.validators(conf):
             chain.add_validator(kind.name, fn)
     return chain
+
+
+def read_resource_groups(path: str) -> tuple[dict[str, Any], ...]:
+    """Volcano's admission configuration file (--admission-conf): its resourceGroups, none for
+    a file without them (the chart's default is all comments). ValueError says what is wrong."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            conf = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError) as e:
+        raise ValueError(f"{path}: {e}") from None
+    groups = conf.get("resourceGroups") if isinstance(conf, dict) else None
+    if groups is None:
+        return ()
+    if not isinstance(groups, list) or not all(isinstance(g, dict) for g in groups):
+        raise ValueError(f"{path}: resourceGroups: must be a list of objects")
+    return tuple(groups)

@@ -16,8 +16,7 @@ import logging
 import os
 from typing import Any, Callable
 
-import yaml
-
+from volcanic.admission.volcano import read_resource_groups
 from volcanic.cli.volcano import (
     DAEMON_HOOK_BUDGET,
     VOLCANIC_CONTROLLERS,
@@ -89,6 +88,7 @@ class WebhookConfig:
     register: bool = False
     fill_ca_bundle: bool = False               # Volcano's way: the chart's configurations, caBundle filled in
     service: tuple[str, str] = (SERVICE, NAMESPACE)  # --webhook-service-name, --webhook-namespace
+    admission_conf: str | None = None          # --admission-conf, read again when it changes
     paths: tuple[str, ...] = ()
     admission: Any = None                      # volcanic.admission.AdmissionConf
     limits: dict[str, Any] = field(default_factory=dict)
@@ -203,22 +203,14 @@ def controller_manager_config(args: argparse.Namespace, gates: frozenset[str]) -
 
 
 def resource_groups(path: str | None) -> tuple[dict[str, Any], ...]:
-    """--admission-conf: Volcano's admission configuration file (resourceGroups), read once."""
+    """--admission-conf: Volcano's admission configuration file (resourceGroups) as it is at
+    start (the webhook reads it again when it changes: volcanic.real.webhook)."""
     if not path:
         return ()
     try:
-        with open(path, encoding="utf-8") as f:
-            conf = yaml.safe_load(f)
-    except (OSError, yaml.YAMLError) as e:
-        raise FlagError("admission-conf", f"{path}: {e}") from None
-    if conf is None:  # the chart's default file is all comments
-        return ()
-    groups = conf.get("resourceGroups") if isinstance(conf, dict) else None
-    if groups is None:
-        return ()
-    if not isinstance(groups, list) or not all(isinstance(g, dict) for g in groups):
-        raise FlagError("admission-conf", f"{path}: resourceGroups: must be a list of objects")
-    return tuple(groups)
+        return read_resource_groups(path)
+    except ValueError as e:
+        raise FlagError("admission-conf", str(e)) from None
 
 
 def webhook_listen(args: argparse.Namespace) -> str:

@@ -99,7 +99,8 @@ def _webhook(process, store, cfg, unregister_on_stop: bool = False):
     from volcanic.real.webhook import WebhookDaemon
     daemon = WebhookDaemon(store, cfg.listen, cfg.url, cfg.tls, cfg.admission, process.health, paths=cfg.paths,
                            register=cfg.register, limits=cfg.limits, ca_cert=cfg.ca_cert,
-                           fill_ca_bundle=cfg.fill_ca_bundle, service=cfg.service)
+                           fill_ca_bundle=cfg.fill_ca_bundle, service=cfg.service,
+                           admission_conf=cfg.admission_conf)
     return Component("webhook", None, daemon.run, on_clean_stop=daemon.unregister if unregister_on_stop else None)
 
 
@@ -440,7 +441,8 @@ def build_webhook(args: argparse.Namespace):
                          tls=tls, ca_cert=args.ca_cert_file or None, register=args.register,
                          fill_ca_bundle=not args.register and bool(args.ca_cert_file), paths=paths,
                          admission=admission_conf(args, groups), limits=webhook_limits(args),
-                         service=(args.webhook_service_name or SERVICE, args.webhook_namespace or NAMESPACE))
+                         service=(args.webhook_service_name or SERVICE, args.webhook_namespace or NAMESPACE),
+                         admission_conf=getattr(args, "admission_conf", None) or None)
 
 
 def webhook_on_cluster(args: argparse.Namespace) -> bool:

@@ -23,8 +23,10 @@ the chart's failurePolicy Fail.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import logging
+import os
 import tempfile
 import threading
 import time
@@ -33,6 +35,7 @@ from urllib.parse import urlparse
 
 from volcanic.admission import AdmissionConf, volcano_chain
 from volcanic.admission import review as codec
+from volcanic.admission.volcano import read_resource_groups
 from volcanic.httpd.tls import self_signed_cert, tls_context
 from volcanic.httpd.wire import Request, Response
 from volcanic.kube.errors import NotFound, StoreError
@@ -94,11 +97,13 @@ class WebhookDaemon:
                  tls: tuple[str, str] | None = None, conf: AdmissionConf | None = None,
                  health: Health | None = None, paths: tuple[str, ...] = DEFAULT_ADMISSIONS,
                  register: bool = True, limits: dict[str, Any] | None = None, ca_cert: str | None = None,
-                 fill_ca_bundle: bool = False, service: tuple[str, str] = DEFAULT_SERVICE) -> None:
+                 fill_ca_bundle: bool = False, service: tuple[str, str] = DEFAULT_SERVICE,
+                 admission_conf: str | None = None) -> None:
         self.store, self.url, self.health = store, url, health or Health()
         self.limits = limits or {}  # httpd.server.Limits' fields
         self.paths, self.register, self.fill_ca_bundle = paths, register, fill_ca_bundle
         self.service = service  # (name, namespace) the configurations call: --webhook-service-name, --webhook-namespace
+        self.conf_file, self._conf_stamp = admission_conf, _stamp(admission_conf)
         self.ca_cert = ca_cert  # the caBundle's file (Volcano's --ca-cert-file); None: the certificate's
         self.host, self.port = host_port(listen)
         self._lock = threading.Lock()
@@ -138,11 +143,29 @@ class WebhookDaemon:
                 self.health.beat("webhook")
                 self.informers.watch.wait(1.0)
                 self._pump()
+                self.reload_conf()
         finally:
             self.server.shutdown()
             self.server.server_close()
             if self._tmp is not None:
                 self._tmp.cleanup()
+
+    def reload_conf(self) -> None:
+        """--admission-conf read again once its file changed, as Volcano's webhook-manager
+        watches it (pkg/webhooks/config): the resource groups of the next reviews are the new
+        ones. A file that does not read keeps the running ones, logged."""
+        stamp = _stamp(self.conf_file)
+        if self.conf_file is None or stamp == self._conf_stamp or self.server is None:
+            return
+        self._conf_stamp = stamp
+        try:
+            groups = read_resource_groups(self.conf_file)
+        except ValueError as e:
+            log.error("webhook: --admission-conf not reloaded, keeping the running one: %s", e)
+            return
+        self.conf = dataclasses.replace(self.conf, resource_groups=groups)
+        self.server.chain = volcano_chain(self.conf)
+        log.info("webhook: --admission-conf %s reloaded (%d resource groups)", self.conf_file, len(groups))
 
     def unregister(self) -> None:
         """Removes the configurations run() registered that still call this webhook (the
@@ -186,3 +209,11 @@ def fill_ca_bundles(client: KubeClient, paths: tuple[str, ...], ca: bytes, stop:
         for w in webhooks:
             w.setdefault("clientConfig", {})["caBundle"] = bundle
         client.request("PUT", url, config)
+
+
+def _stamp(path: str | None) -> float | None:
+    """The file's modification time, None for no file or one that cannot be read."""
+    try:
+        return os.stat(path).st_mtime if path else None
+    except OSError:
+        return None
