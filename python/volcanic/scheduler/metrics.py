@@ -108,15 +108,17 @@ class SchedulerMetrics:
                                 "could not be scheduled, 'error' that its bind failed", ["result"], registry=r)
         self.victims = Gauge("volcano_pod_preemption_victims", "Number of selected preemption victims",
                              registry=r)
-        self.preemptions = Counter("volcano_total_preemption_attempts",
-                                   "Total preemption attempts in the cluster till now", registry=r)
+        # Volcano's counters whose names do not end in _total are gauges that only grow here:
+        # prometheus_client would export a counter as <name>_total, not Volcano's name.
+        self.preemptions = Gauge("volcano_total_preemption_attempts",
+                                 "Total preemption attempts in the cluster till now", registry=r)
         self.unschedulable_tasks = Gauge("volcano_unschedule_task_count", "Number of tasks could not be scheduled",
                                          ["job_id"], registry=r)
         self.unschedulable_jobs = Gauge("volcano_unschedule_job_count", "Number of jobs could not be scheduled",
                                         registry=r)
         self.job_share = Gauge("volcano_job_share", "Share for one job", ["job_ns", "job_id"], registry=r)
-        self.job_retries = Counter("volcano_job_retry_counts", "Number of retry counts for one job", ["job_id"],
-                                   registry=r)
+        self.job_retries = Gauge("volcano_job_retry_counts", "Number of retry counts for one job", ["job_id"],
+                                 registry=r)
         self.queue_resources = {field: QueueResourceGauges(r, field) for field in QUEUE_RESOURCES}
         self.queue_share = Gauge("volcano_queue_share", "Share for one queue", ["queue_name"], registry=r)
         self.queue_weight = Gauge("volcano_queue_weight", "Weight for one queue", ["queue_name"], registry=r)
