@@ -2,6 +2,8 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
+
 #include "volcanic/api/resource.h"
 
 namespace py = pybind11;
@@ -9,11 +11,19 @@ namespace py = pybind11;
 namespace volcanic::bindings {
 namespace {
 
-// Every stored dimension by name, in the engine's units (Volcano's: cpu
-// millicores, memory bytes, other resources milli-units).
+// The dimensions that hold an amount, by name, in the engine's units
+// (Volcano's: cpu millicores, memory bytes, other resources milli-units). A 0
+// is left out (the exporter reads a missing one as 0), as is an unbounded one:
+// a vector may be wider than the names in use, whose ids past the last are
+// no name's (ids are reused once no object holds them).
 py::dict Amounts(const Resource& r) {
   py::dict out;
-  for (int i = 0; i < r.Size(); ++i) out[py::str(ResourceNames::Name(i))] = r.Get(i);
+  int width = std::min(r.Size(), ResourceNames::Width());
+  for (int i = 0; i < width; ++i) {
+    int64_t v = r.Get(i);
+    if (v == 0 || v >= Resource::kInfinite) continue;
+    out[py::str(ResourceNames::Name(i))] = v;
+  }
   return out;
 }
 
