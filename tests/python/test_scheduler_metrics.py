@@ -223,3 +223,16 @@ def test_volcanos_metric_names_are_exported_as_volcano_spells_them(cluster):
     c.run(2)
     missing = set(VOLCANO_NAMES) - names(c)
     assert not missing, sorted(missing)
+
+
+def test_a_deleted_jobs_scheduling_series_are_removed(cluster):
+    """Volcano's DeleteJobMetrics: a job gone from the cluster leaves no
+    e2e_job_scheduling_* series."""
+    c = cluster
+    labels = dict(job_name="a", queue="q1", job_namespace="ns")
+    assert value(c, "volcano_e2e_job_scheduling_duration", **labels) >= 0
+    for name in ("a1", "a2"):
+        c.delete("Pod", name, "ns")
+    c.delete("PodGroup", "a", "ns")
+    c.run(2)
+    assert ("volcano_e2e_job_scheduling_duration", tuple(sorted(labels.items()))) not in samples(c)

@@ -19,7 +19,7 @@ Volcano's DeleteQueueMetrics/DeleteJobMetrics do."""
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -131,9 +131,9 @@ class SchedulerMetrics:
                                      "1 for each plugin the scheduler configuration names that no one provides: "
                                      "the scheduler runs without it, as Volcano's does", ["plugin"], registry=r)
         self._counted: dict[str, tuple[list[str], list[str]]] = {}  # queue -> its phases, statuses
-        self._jobs: dict[str, tuple[str, str]] = {}  # job key -> (queue, name) of its job gauges
-        self._unschedulable: set[str] = set()
-        self._shares: set[str] = set()
+        self._jobs: dict[str, tuple[str, str, str]] = {}  # job key -> the labels of its e2e job gauges
+        self._unschedulable: set[tuple[str, ...]] = set()
+        self._shares: set[tuple[str, ...]] = set()
 
     def skipped(self, plugins: list[str]) -> None:
         """The plugins the running configuration names but nothing provides (skipped)."""
@@ -165,28 +165,28 @@ class SchedulerMetrics:
         now = self.now()
         for key, (queue, created, tasks) in m.get("scheduled", {}).items():
             ns, name = _split(key)
+            labels = self._jobs[key] = (name, queue, ns)
             elapsed_ms = max(0.0, now - created) * 1000
-            self.job_duration.labels(name, queue, ns).set(elapsed_ms)
-            self.job_start.labels(name, queue, ns).set(created)
-            self.job_last.labels(name, queue, ns).set(now)
+            self.job_duration.labels(*labels).set(elapsed_ms)
+            self.job_start.labels(*labels).set(created)
+            self.job_last.labels(*labels).set(now)
             for _ in range(tasks):
                 self.job_latency.observe(elapsed_ms)
-            self._jobs[key] = (queue, name)
         unschedulable = m.get("unschedulable_tasks")
-        if unschedulable is not None and "unschedulable_jobs" in m:  # gang ran
+        if unschedulable is not None and "unschedulable_jobs" in m:
             self._unschedulable = _replace(self.unschedulable_tasks, self._unschedulable, {
-                _split(key)[1]: n for key, n in unschedulable.items()})
-            if m["unschedulable_jobs"] is not None:
+                (_split(key)[1],): n for key, n in unschedulable.items()})
+            if m["unschedulable_jobs"] is not None:  # gang ran: it reported every job of the session
                 self.unschedulable_jobs.set(m["unschedulable_jobs"])
+                for gone in self._jobs.keys() - unschedulable.keys():  # Volcano's DeleteJobMetrics
+                    labels = self._jobs.pop(gone)
+                    for gauge in (self.job_duration, self.job_start, self.job_last):
+                        _remove(gauge, *labels)
             for key, n in unschedulable.items():
                 if n > 0:
                     self.job_retries.labels(_split(key)[1]).inc()
-        shares = m.get("job_shares", {})
-        for key in self._shares - shares.keys():
-            _remove(self.job_share, *_split(key))
-        for key, share in shares.items():
-            self.job_share.labels(*_split(key)).set(share)
-        self._shares = set(shares)
+        self._shares = _replace(self.job_share, self._shares,
+                                {_split(key): share for key, share in m.get("job_shares", {}).items()})
 
     def _observe_queues(self, m: dict[str, Any]) -> None:
         queues: dict[str, dict[str, Any]] = m.get("queues", {})
@@ -198,18 +198,17 @@ class SchedulerMetrics:
                                ("overused", self.queue_overused)):
                 if key in q:
                     gauge.labels(name).set(float(q[key]))
-        counted = {name: (list(phases), list(m.get("queue_tasks", {}).get(name, {})))
-                   for name, phases in m.get("queue_podgroups", {}).items()}
-        for name, phases in m.get("queue_podgroups", {}).items():
+        podgroups, tasks = m.get("queue_podgroups", {}), m.get("queue_tasks", {})
+        for name, phases in podgroups.items():
             for phase, n in phases.items():
                 self.queue_podgroups.labels(name, phase).set(n)
-        for name, statuses in m.get("queue_tasks", {}).items():
+        for name, statuses in tasks.items():
             for status, n in statuses.items():
                 self.queue_tasks.labels(name, status).set(n)
-        if counted:  # every queue is counted in every session: those not counted are gone
-            for gone in self._counted.keys() - counted.keys():
+        if podgroups:  # every queue is counted in every session: those not counted are gone
+            for gone in self._counted.keys() - podgroups.keys():
                 self._remove_queue(gone)
-            self._counted = counted
+            self._counted = {name: (list(phases), list(tasks.get(name, {}))) for name, phases in podgroups.items()}
 
     def _remove_queue(self, name: str) -> None:
         for gauges in self.queue_resources.values():
@@ -235,10 +234,11 @@ def _remove(metric: Any, *labels: str) -> None:
         pass
 
 
-def _replace(gauge: Gauge, before: Iterable[str], values: dict[str, float]) -> set[str]:
-    """Sets one-label `gauge` to `values`, removing the labels of `before` that are gone."""
-    for label in set(before) - values.keys():
-        _remove(gauge, label)
-    for label, value in values.items():
-        gauge.labels(label).set(value)
+def _replace(gauge: Gauge, before: set[tuple[str, ...]], values: dict[tuple[str, ...], float]) -> set[tuple[str, ...]]:
+    """Sets `gauge` to `values` (label values -> value), removing the label sets of `before`
+    that are gone; returns the label sets it holds now."""
+    for labels in before - values.keys():
+        _remove(gauge, *labels)
+    for labels, value in values.items():
+        gauge.labels(*labels).set(value)
     return set(values)
