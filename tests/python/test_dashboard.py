@@ -15,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from builders import node, pod, podgroup, queue
 import volcanic
+from volcanic.real.manifests.deployments import DEFAULT_CONF
 from volcanic.real.metrics import ApiRequestMetrics, ControllerMetrics
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "volcanic-dashboard.json"
@@ -35,18 +36,7 @@ def sample_names(text: str) -> set[str]:
     return {f.name for f in families} | {s.name for f in families for s in f.samples}
 
 
-CAPACITY_CONF = """
-actions: "enqueue, allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-- plugins:
-  - name: drf
-  - name: predicates
-  - name: capacity
-  - name: nodeorder
-"""
+CAPACITY_CONF = DEFAULT_CONF.replace("- name: proportion", "- name: capacity")
 
 
 def exported_by_embedded_cluster() -> set[str]:

@@ -11,6 +11,7 @@ import pytest
 
 from builders import node, pod, podgroup, queue
 import volcanic
+from volcanic.real.manifests.deployments import DEFAULT_CONF
 
 
 def samples(c: volcanic.Cluster) -> dict[tuple[str, tuple], float]:
@@ -163,19 +164,7 @@ def test_capacity_hierarchy_reports_every_queue():
 def test_preemption_victims_and_attempts():
     """preempt.go: pod_preemption_victims (the last preemption's victims) and
     total_preemption_attempts."""
-    conf = """
-actions: "enqueue, allocate, backfill, preempt"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: drf
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-"""
+    conf = DEFAULT_CONF.replace('backfill"', 'backfill, preempt"')
     c = volcanic.Cluster(conf=conf, metrics=True)
     c.apply([node("n1", cpu="4", memory="64Gi"),
              {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},

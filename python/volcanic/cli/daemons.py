@@ -19,6 +19,7 @@ from typing import Any, Callable
 from volcanic.admission.volcano import read_resource_groups
 from volcanic.cli.volcano import (
     DAEMON_HOOK_BUDGET,
+    DEFAULT_CONTROLLERS,
     VOLCANIC_CONTROLLERS,
     FlagError,
     check_controllers,
@@ -65,7 +66,7 @@ class SchedulerConfig:
 class ControllerManagerConfig:
     process: ProcessConfig
     scheduler_names: tuple[str, ...] = ("volcano",)
-    controllers: list[str] = field(default_factory=lambda: ["*", "-sharding-controller"])
+    controllers: list[str] = field(default_factory=lambda: list(DEFAULT_CONTROLLERS))
     inherit_owner_annotations: bool = True
     feature_gates: frozenset[str] = frozenset()
 
@@ -128,7 +129,7 @@ def leader_election(args: argparse.Namespace, component: str) -> LeaderElection 
     # The controller-manager makes its lock of this type; the scheduler always uses a Lease.
     if not lock or (component == "controller-manager" and lock != "leases"):
         raise FlagError("leader-elect-resource-lock", f"invalid lock type {lock!r}: only 'leases' is supported")
-    namespace = _get(args, "lock-object-namespace") or _get(args, "leader-elect-resource-namespace", "volcano-system")
+    namespace = _get(args, "lock-object-namespace") or _get(args, "leader-elect-resource-namespace", NAMESPACE)
     if not namespace:
         raise FlagError("leader-elect-resource-namespace", "required")
     name = getattr(args, "leader_elect_resource_name", None)
@@ -191,7 +192,7 @@ def scheduler_config(args: argparse.Namespace, gates: frozenset[str]) -> Schedul
 
 
 def controller_manager_config(args: argparse.Namespace, gates: frozenset[str]) -> ControllerManagerConfig:
-    controllers = list(_get(args, "controllers", ["*", "-sharding-controller"]))
+    controllers = list(_get(args, "controllers", DEFAULT_CONTROLLERS))
     problem = check_controllers(controllers)
     if problem:
         raise FlagError("controllers", problem)

@@ -40,6 +40,8 @@ log = logging.getLogger("volcanic")
 # the session it fails is retried next period. volcanic.schedule() and the embedded Cluster
 # keep no budget (a notebook's hook may legitimately be slow).
 DAEMON_HOOK_BUDGET = 1.0
+# --controllers' default: every controller but the sharding one (Volcano's options.go).
+DEFAULT_CONTROLLERS = ("*", "-sharding-controller")
 
 
 class FlagError(ValueError):
@@ -207,7 +209,7 @@ CONTROLLER_MANAGER: list[Flag] = CLIENT + LEADER_ELECTION + KLOG + [
     ("worker-threads-for-podgroup", "uint32", 5, NO_WORKERS),
     ("worker-threads-for-gc", "uint32", 1, NO_WORKERS),
     ("worker-threads-for-queue", "uint32", 5, NO_WORKERS),
-    ("controllers", "slice", ["*", "-sharding-controller"], None),
+    ("controllers", "slice", list(DEFAULT_CONTROLLERS), None),
     # the sharding controller's (a FlagProvider the main adds)
     ("scheduler-configs", "slice", ["volcano:volcano:0.0:0.6:false:2:100", "agent-scheduler:agent:0.7:1.0:true:2:100"],
      NO_SHARDING),
