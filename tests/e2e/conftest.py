@@ -151,7 +151,7 @@ def up(env):
 @pytest.fixture
 def namespace(env, request):
     """A namespace of the test's own, deleted afterwards."""
-    name = request.node.name.lower().replace("_", "-")[:50].strip("-")
+    name = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[:50].strip("-")  # a DNS label
     env.kubectl("create", "namespace", name)
     # kube-controller-manager makes the default ServiceAccount pods need; after a test has
     # restarted the API server it can take longer than a test waits, so make it here (the

@@ -24,6 +24,7 @@ from volcanic.cli.volcano import (
     add_volcano_flags,
     log_inert,
 )
+from volcanic.real.devcluster.operators import OPERATORS
 
 
 def _client(args: Any):
@@ -366,7 +367,7 @@ def _cmd_dev_cluster(args: argparse.Namespace) -> int:
     from volcanic.real.devcluster.cluster import DevCluster
     cluster = DevCluster(args.dir)
     if args.action == "up":
-        cluster.up(args.nodes, log=lambda s: print(s, file=sys.stderr))
+        cluster.up(args.nodes, log=lambda s: print(s, file=sys.stderr), operators=args.operator)
         print(cluster.env())
     elif args.action == "down":
         cluster.down()
@@ -487,4 +488,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     d.add_argument("action", choices=["up", "down", "env"])
     d.add_argument("--dir", help="where its state lives (default ~/.cache/volcanic/dev-cluster)")
     d.add_argument("--nodes", type=int, default=0, help="kwok nodes to create (up)")
+    d.add_argument("--operator", action="append", default=[], choices=sorted(OPERATORS),
+                   help="also run this workload operator, set for Volcano gang scheduling (up; repeatable)")
     d.set_defaults(func=_cmd_dev_cluster)

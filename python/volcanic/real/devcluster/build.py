@@ -117,11 +117,17 @@ class Toolchain:
         self._go(["mod", "tidy"], src)
 
     def _go(self, args: list[str], cwd: Path, **env: str) -> str:
-        cwd.mkdir(parents=True, exist_ok=True)
         self.bin.mkdir(parents=True, exist_ok=True)
-        full_env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-mod=mod", **env)
-        proc = subprocess.run(["go", *args], cwd=cwd, env=full_env, capture_output=True, text=True)
-        if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout)[-3000:]
-            raise BuildError(f"dev-cluster: `go {' '.join(args)}` failed in {cwd}:\n{tail}")
-        return proc.stdout
+        return go(args, cwd, **env)
+
+
+def go(args: list[str], cwd: Path, **env: str) -> str:
+    """Runs `go ARGS` in cwd (made if missing) with the module proxy's sources as they are;
+    returns its stdout, or raises BuildError with the command and its output's tail."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    full_env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-mod=mod", **env)
+    proc = subprocess.run(["go", *args], cwd=cwd, env=full_env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout)[-3000:]
+        raise BuildError(f"dev-cluster: `go {' '.join(args)}` failed in {cwd}:\n{tail}")
+    return proc.stdout

@@ -30,6 +30,7 @@ from typing import Callable, Sequence
 import yaml
 
 from volcanic.real.devcluster.build import Toolchain, cache_root
+from volcanic.real.devcluster.operators import OPERATORS
 
 from .ports import free_ports
 
@@ -74,9 +75,10 @@ class DevCluster:
 
     # Commands.
     def up(self, nodes: int = 0, log: Callable[[str], None] = print, stages: Path | None = None,
-           apiserver_flags: Sequence[str] = ()) -> None:
-        """Builds what is missing, starts what is not running, then makes `nodes` kwok nodes.
-        `apiserver_flags` (`--name=value`) replace or add to kube-apiserver's own."""
+           apiserver_flags: Sequence[str] = (), operators: Sequence[str] = ()) -> None:
+        """Builds what is missing, starts what is not running, then makes `nodes` kwok nodes
+        and starts `operators` (names of OPERATORS). `apiserver_flags` (`--name=value`) replace
+        or add to kube-apiserver's own."""
         self.toolchain.ensure(log=log)
         self.dir.mkdir(parents=True, exist_ok=True)
         ports = self._ports()
@@ -94,11 +96,50 @@ class DevCluster:
         self._wait_default_service_account()
         if nodes:
             self.add_nodes(nodes)
+        for name in operators:
+            self.start_operator(name, log)
         log(f"dev cluster up: {self.env()}")
+
+    def start_operator(self, name: str, log: Callable[[str], None] = print) -> None:
+        """Builds (once) one of OPERATORS, applies its release's CRDs and what it needs first,
+        and starts it against this cluster unless it runs; `down` stops it."""
+        if name not in OPERATORS:
+            raise DevClusterError(f"dev-cluster: no operator {name!r}; known: {', '.join(OPERATORS)}")
+        if self.kubectl("get", "crd", "podgroups.scheduling.volcano.sh", check=False).returncode:
+            raise DevClusterError(f"dev-cluster: {name} gang-schedules through Volcano's PodGroups; run "
+                                  "`volcanic install` first")
+        op = OPERATORS[name].ensure(log)
+        crds = [str(f) for f in op.crd_files()]
+        # Server-side: KubeRay's CRDs outgrow the last-applied annotation of a client-side apply.
+        self.kubectl("apply", "--server-side", *(arg for f in crds for arg in ("-f", f)))
+        self.kubectl("wait", "--for=condition=Established", "--timeout=60s",
+                     *(arg for f in crds for arg in ("-f", f)))
+        if op.setup:
+            self.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(op.setup))
+        if not self._running(name):
+            self._start(name, op.args(), binary=op.binary, env={**op.env, "KUBECONFIG": str(self.kubeconfig)})
+        for path, (namespace, secret) in op.mounts.items():
+            self._mount_secret(namespace, secret, Path(path))
+
+    def _mount_secret(self, namespace: str, name: str, path: Path, timeout: float = 60.0) -> None:
+        """Writes a Secret's keys as files into `path`, as the kubelet mounts a Secret volume,
+        once the Secret has data (an operator may fill it after it starts)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.kubectl("get", "secret", name, "-n", namespace, "-o", "json", check=False)
+            data = json.loads(got.stdout).get("data") if got.returncode == 0 else None
+            if data:
+                break
+            if time.monotonic() > deadline:
+                raise DevClusterError(f"dev-cluster: Secret {namespace}/{name} still empty after {timeout:.0f} s")
+            time.sleep(0.5)
+        path.mkdir(parents=True, exist_ok=True)
+        for key, value in data.items():
+            (path / key).write_bytes(base64.b64decode(value))
 
     def down(self, purge: bool = True) -> None:
         """Stops every component; `purge` removes the directory's state (etcd data, keys)."""
-        for name in reversed(COMPONENTS):
+        for name in (*OPERATORS, *reversed(COMPONENTS)):
             pid = self._pid(name)
             if pid is not None:
                 _kill(pid)
@@ -159,10 +200,11 @@ class DevCluster:
         return names
 
     # Processes.
-    def _start(self, name: str, args: list[str]) -> None:
+    def _start(self, name: str, args: list[str], binary: Path | None = None, env: dict[str, str] | None = None) -> None:
         logfile = open(self.dir / f"{name}.log", "ab")
-        proc = subprocess.Popen([str(self.toolchain.path(name)), *args], stdout=logfile, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True, cwd=self.dir)
+        proc = subprocess.Popen([str(binary or self.toolchain.path(name)), *args], stdout=logfile,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                                cwd=self.dir, env=dict(os.environ, **(env or {})))
         (self.dir / f"{name}.pid").write_text(str(proc.pid))
         time.sleep(0.2)
         if proc.poll() is not None:
