@@ -301,11 +301,14 @@ def test_the_embedded_loop_runs_the_session_a_held_back_condition_waits_for():
                    for cond in p["status"].get("conditions") or []) for p in c.list("Pod", "ns"))
 
 
-def test_gang_marks_a_podgroup_without_pods_unschedulable():
-    """reference §4.6 gang OnSessionClose: every job that is not ready gets the Unschedulable
-    condition, a PodGroup whose pods do not exist yet too (Volcano users see "3/0 tasks in
-    gang unschedulable: pod group is not ready, 3 minAvailable")."""
+def test_gang_leaves_a_podgroup_without_pods_as_it_is():
+    """Volcano v1.15.1 pkg/scheduler/plugins/gang/gang.go OnSessionClose skips a job without
+    tasks (volcano#4011, since v1.12; the reference's §4.6 predates it): a PodGroup whose pods
+    do not exist yet gets no condition; once it has a pod short of its gang, Unschedulable."""
     d = volcanic.schedule([node("n1"), podgroup("pg", 3, phase="Pending")], now=NOW)
+    status = d.podgroups["ns/pg"]
+    assert status["phase"] == "Inqueue" and not status.get("conditions")  # enqueued, no condition
+    d = volcanic.schedule([node("n1"), podgroup("pg", 3, phase="Inqueue"), pod("a", "pg")], now=NOW)
     (cond,) = d.podgroups["ns/pg"]["conditions"]
     assert (cond["type"], cond["status"], cond["reason"]) == ("Unschedulable", "True", "NotEnoughResources")
-    assert cond["message"] == "3/0 tasks in gang unschedulable: pod group is not ready, 3 minAvailable"
+    assert cond["message"].startswith("3/1 tasks in gang unschedulable: ")

@@ -93,9 +93,11 @@ class GangPlugin : public Plugin {
     return job.Count(kScheduledMask) + releasing >= job.min_available;
   }
 
-  // Writes the Unschedulable or Scheduled condition of every job, a PodGroup
-  // without pods too ("1/0 tasks in gang unschedulable: pod group is not
-  // ready, 1 minAvailable" is what Volcano users see on a job not yet enqueued).
+  // Writes the Unschedulable or Scheduled condition of every job that has
+  // pods. A PodGroup whose pods do not exist yet is left as it is, as
+  // Volcano v1.12+ leaves it (gang.go OnSessionClose, volcano#4011): its
+  // Pending phase and the Unschedulable Event say enough, and a job
+  // controller creating a gang's pods is not raced by condition writes.
   void OnSessionClose(Session& ssn) override {
     static const PodGroupCondition kScheduled = [] {
       PodGroupCondition c;
@@ -108,6 +110,7 @@ class GangPlugin : public Plugin {
     SessionMetrics* m = ssn.metrics();
     if (m) m->unschedulable_jobs = 0;
     for (const auto& [key, job] : ssn.jobs()) {
+      if (job->tasks.empty()) continue;
       bool ready = IsReady(*job);
       if (m) m->unschedulable_tasks[job->key] = 0;
       if (!ready && HeldByReleasing(*job)) continue;
