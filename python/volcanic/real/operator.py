@@ -234,6 +234,7 @@ class ControllerManager:
 
     def run(self, stop: threading.Event) -> None:
         log.info("controller-manager: listing what exists")
+        heap.loading()
         if not self._prime(stop):
             return
         kopf_stop = threading.Event()

@@ -67,6 +67,7 @@ class KubeStore:
                 pending[0] -= 1
                 if pending[0] == 0:
                     listed.set()
+                    into.wake()  # a reader waiting for the lists goes on at once
         for name in names:
             threading.Thread(target=Reflector(self, kind_named(name), into, one_listed).run, daemon=True,
                              name=f"reflector-{name}").start()
