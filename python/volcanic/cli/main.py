@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import yaml
 
@@ -135,67 +135,83 @@ def _cmd_webhook(args: argparse.Namespace) -> int:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     from volcanic.bench import ADMISSION_PRESETS, E2E_PRESETS, run_admission, run_bench, run_e2e
+    from volcanic.bench.cold_start import COLD_START_PRESETS, run_cold_start
     from volcanic.bench.real import REAL_PRESETS, run_real
     from volcanic.bench.replay import REPLAY_PRESETS, run_replay
-
-    if args.preset in ADMISSION_PRESETS:
-        result = run_admission(args.preset)
-        if args.json:
-            print(json.dumps(result))
-            return 0
-        print(f"preset {result['preset']}: {result['jobs']} jobs, {result['reviews']} reviews over HTTPS "
-              f"from {result['clients']} clients")
-        print(f"  wall      {result['wall_s']:.2f} s, {result['reviews_per_s']} reviews/s")
-        print(f"  latency   p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms")
-        for path in ("mutate", "validate"):
-            print(f"  {path:<9} p50 {result[path]['p50_ms']} ms, p99 {result[path]['p99_ms']} ms")
-        print(f"  answers   {result['patched']} patched, {result['denied']} denied, {result['errors']} errors")
-        return 0
-    if args.preset in REAL_PRESETS:
-        result = run_real(args.preset, floor=args.floor, log=lambda s: print(s, file=sys.stderr), rounds=args.rounds)
-        if args.json:
-            print(json.dumps(result))
-            return 0
-        print(f"preset {result['preset']}: Volcano's gang benchmark on a dev cluster ({result['cores']} cores)")
-        for r in result["sizes"]:
-            floor = (f"; floor {r['floor_bound_s']:.2f} s, ratio {r['ratio_to_floor']}"
-                     if "floor_bound_s" in r else "")
-            print(f"  {r['jobs']} jobs, {r['pods']} pods on {r['nodes']} nodes, median of {len(r['rounds'])} "
-                  f"rounds: last bound {r['last_bound_s']:.2f} s, last Running {r['last_running_s']:.2f} s, "
-                  f"{r['binds_per_s']} binds/s{floor}")
-        return 0
-    if args.preset in REPLAY_PRESETS:
-        result = run_replay(args.preset)
-        if args.json:
-            print(json.dumps(result))
-            return 0
-        print(f"preset {result['preset']}: {result['trace']} on {result['nodes']} nodes, {result['pods_total']} pods")
-        print(f"  wall      {result['wall_s']:.2f} s for {result['simulated_s']:g} simulated s "
-              f"({result['speedup']}x real time, {result['sessions']} sessions)")
-        print(f"  pods      {result['pods_succeeded']} succeeded, {result['pods_failed']} failed, "
-              f"{result['pods_unschedulable']} never placed")
-        return 0
-    if args.preset in E2E_PRESETS:
-        result = run_e2e(args.preset, seed=args.seed)
-        if args.json:
-            print(json.dumps(result))
-            return 0
-        print(f"preset {result['preset']}: {result['nodes']} nodes, {result['jobs']} jobs, "
-              f"{result['pods']} pods (seed {args.seed})")
-        print(f"  wall      {result['wall_s']:.2f} s for {result['simulated_s']:g} simulated s "
-              f"({result['sessions']} sessions)")
-        print(f"  completed {result['pods_completed']} pods, {result['pods_per_wall_s']} pods per wall s")
-        print(f"  jobs      {', '.join(f'{k} {v}' for k, v in sorted(result['job_phases'].items()))}")
-        print(f"  peak RSS  {result['peak_rss_mb']} MB")
-        return 0
     from volcanic.bench.run import load_plugin_file
 
-    for path in args.plugin or []:
-        load_plugin_file(path)
-    result = run_bench(args.preset, seed=args.seed, scorer=args.scorer)
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr)
+
+    def session() -> dict[str, Any]:
+        for path in args.plugin or []:
+            load_plugin_file(path)
+        return run_bench(args.preset, seed=args.seed, scorer=args.scorer)
+
+    benches: list[tuple[Any, Callable[[], dict[str, Any]], Callable[[dict[str, Any], argparse.Namespace], None]]] = [
+        (ADMISSION_PRESETS, lambda: run_admission(args.preset), _show_admission),
+        (REAL_PRESETS, lambda: run_real(args.preset, floor=args.floor, log=progress, rounds=args.rounds), _show_real),
+        (COLD_START_PRESETS, lambda: run_cold_start(args.preset, log=progress), _show_cold_start),
+        (REPLAY_PRESETS, lambda: run_replay(args.preset), _show_replay),
+        (E2E_PRESETS, lambda: run_e2e(args.preset, seed=args.seed), _show_e2e)]
+    run, show = next(((r, sh) for presets, r, sh in benches if args.preset in presets), (session, _show_session))
+    result = run()
     if args.json:
         print(json.dumps(result))
-        return 0
+    else:
+        show(result, args)
+    return 0
+
+
+def _show_admission(result: dict[str, Any], args: argparse.Namespace) -> None:
+    print(f"preset {result['preset']}: {result['jobs']} jobs, {result['reviews']} reviews over HTTPS "
+          f"from {result['clients']} clients")
+    print(f"  wall      {result['wall_s']:.2f} s, {result['reviews_per_s']} reviews/s")
+    print(f"  latency   p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms")
+    for path in ("mutate", "validate"):
+        print(f"  {path:<9} p50 {result[path]['p50_ms']} ms, p99 {result[path]['p99_ms']} ms")
+    print(f"  answers   {result['patched']} patched, {result['denied']} denied, {result['errors']} errors")
+
+
+def _show_real(result: dict[str, Any], args: argparse.Namespace) -> None:
+    print(f"preset {result['preset']}: Volcano's gang benchmark on a dev cluster ({result['cores']} cores)")
+    for r in result["sizes"]:
+        floor = f"; floor {r['floor_bound_s']:.2f} s, ratio {r['ratio_to_floor']}" if "floor_bound_s" in r else ""
+        print(f"  {r['jobs']} jobs, {r['pods']} pods on {r['nodes']} nodes, median of {len(r['rounds'])} "
+              f"rounds: last bound {r['last_bound_s']:.2f} s, last Running {r['last_running_s']:.2f} s, "
+              f"{r['binds_per_s']} binds/s{floor}")
+
+
+def _show_cold_start(result: dict[str, Any], args: argparse.Namespace) -> None:
+    print(f"preset {result['preset']}: {result['nodes']} nodes, {result['pods']} pods, "
+          f"{result['podgroups']} PodGroups on a dev cluster ({result['cores']} cores)")
+    print(f"  setup          {result['setup']['create_s']:.1f} s to create, "
+          f"{result['setup']['running_s']:.1f} s more to write the pods' Running status")
+    print(f"  API server     lists in {result['lists_s']:.2f} s")
+    print(f"  scheduler      synced {result['synced_s']:.2f} s, first session {result['first_session_s']:.2f} s, "
+          f"first bind {result['first_bind_s']:.2f} s after its start")
+    print(f"  after lists    first session {result['first_session_after_lists_s']:.2f} s")
+
+
+def _show_replay(result: dict[str, Any], args: argparse.Namespace) -> None:
+    print(f"preset {result['preset']}: {result['trace']} on {result['nodes']} nodes, {result['pods_total']} pods")
+    print(f"  wall      {result['wall_s']:.2f} s for {result['simulated_s']:g} simulated s "
+          f"({result['speedup']}x real time, {result['sessions']} sessions)")
+    print(f"  pods      {result['pods_succeeded']} succeeded, {result['pods_failed']} failed, "
+          f"{result['pods_unschedulable']} never placed")
+
+
+def _show_e2e(result: dict[str, Any], args: argparse.Namespace) -> None:
+    print(f"preset {result['preset']}: {result['nodes']} nodes, {result['jobs']} jobs, "
+          f"{result['pods']} pods (seed {args.seed})")
+    print(f"  wall      {result['wall_s']:.2f} s for {result['simulated_s']:g} simulated s "
+          f"({result['sessions']} sessions)")
+    print(f"  completed {result['pods_completed']} pods, {result['pods_per_wall_s']} pods per wall s")
+    print(f"  jobs      {', '.join(f'{k} {v}' for k, v in sorted(result['job_phases'].items()))}")
+    print(f"  peak RSS  {result['peak_rss_mb']} MB")
+
+
+def _show_session(result: dict[str, Any], args: argparse.Namespace) -> None:
     scorer = f", scorer {args.scorer}" if args.scorer else ""
     print(f"preset {result['preset']}: {result['nodes']} nodes, {result['pods']} pods (seed {args.seed}{scorer})")
     print(f"  ingest   {result['ingest_s']:.3f} s")
@@ -210,7 +226,6 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     print(f"  session  {result['session_s']:.3f} s")
     print(f"  placed   {result['placed']} pods, {result['pods_per_s']} pods/s in allocate")
     print(f"  peak RSS {result['peak_rss_mb']} MB")
-    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -233,10 +248,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_schedule)
     b = sub.add_parser("bench", help="time one session on a synthetic cluster")
     b.add_argument("--preset", choices=["small", "medium", "large", "e2e-small", "e2e-medium", "admission",
-                                        "real-gang", "real-gang-small", "replay-openb"],
+                                        "real-gang", "real-gang-small", "replay-openb", "cold-start",
+                                        "cold-start-small"],
                    default="medium", help="small/medium/large: one session; e2e-*: a whole workload in the "
                    "embedded cluster; admission: the HTTPS admission webhook; real-gang*: Volcano's gang "
-                   "benchmark on a dev cluster; replay-openb: the openb GPU trace replayed (docs/benchmark.md)")
+                   "benchmark on a dev cluster; replay-openb: the openb GPU trace replayed; cold-start: start to "
+                   "first bind at 5,000 nodes and 140,000 pods (docs/benchmark.md)")
     b.add_argument("--floor", metavar="DIR", help="real-gang*: apiserver-floor's directory; measure the API "
                    "server's floor beside each run and report the ratio to it")
     b.add_argument("--rounds", type=positive_int, metavar="N", help="real-gang*: runs per size, each beside a repeat "

@@ -14,7 +14,7 @@ from __future__ import annotations
 from concurrent.futures import Future
 import logging
 import threading
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from volcanic.kube.errors import NotFound, StoreError
 from volcanic.kube.kinds import KINDS, Kind, kind_named
@@ -130,13 +130,21 @@ class KubeStore:
     def list_with_version(self, k: Kind, namespace: str | None = None) -> tuple[list[Obj], str]:
         """Every object (in pages) and the list's resourceVersion."""
         items: list[Obj] = []
+        version = ""
+        for page, version in self.pages(k, namespace):
+            items.extend(page)
+        return items, version
+
+    def pages(self, k: Kind, namespace: str | None = None) -> Iterator[tuple[list[Obj], str]]:
+        """The objects page by page, each with the resourceVersion the list has so far (the
+        last page's is the list's)."""
         query: dict[str, Any] = {"limit": PAGE}
         while True:
             page = self.client.request("GET", k.path(namespace if k.namespaced else None), query=query)
-            items.extend(received(k, o) for o in page.get("items") or [])
             more = meta_of(page).get("continue")
+            yield [received(k, o) for o in page.get("items") or []], page["metadata"].get("resourceVersion", "")
             if not more:
-                return items, page["metadata"].get("resourceVersion", "")
+                return
             query = {"limit": PAGE, "continue": more}
 
 
@@ -166,11 +174,14 @@ class Reflector:
                 self.store._stop.wait(1.0)
 
     def _relist(self) -> None:
-        items, self.version = self.store.list_with_version(self.kind)
+        """Offers each page as it comes (the reader takes in a big list while the rest is on
+        its way), then tombstones for what vanished since the last list."""
         seen = set()
-        for obj in items:
-            seen.add(key_of(obj))
-            self.watch.offer("ADDED", obj)
+        for page, version in self.store.pages(self.kind):
+            for obj in page:
+                seen.add(key_of(obj))
+                self.watch.offer("ADDED", obj)
+        self.version = version
         for key in sorted(self.known - seen):
             self.watch.offer("DELETED", tombstone(self.kind, key))
         self.known = seen

@@ -29,6 +29,7 @@ from typing import Callable, Sequence
 
 import yaml
 
+from volcanic.kube.kinds import KINDS
 from volcanic.real.devcluster.build import Toolchain, cache_root
 from volcanic.real.devcluster.operators import OPERATORS
 
@@ -105,7 +106,8 @@ class DevCluster:
         and starts it against this cluster unless it runs; `down` stops it."""
         if name not in OPERATORS:
             raise DevClusterError(f"dev-cluster: no operator {name!r}; known: {', '.join(OPERATORS)}")
-        if self.kubectl("get", "crd", "podgroups.scheduling.volcano.sh", check=False).returncode:
+        podgroups = KINDS["PodGroup"]
+        if self.kubectl("get", "crd", f"{podgroups.plural}.{podgroups.group}", check=False).returncode:
             raise DevClusterError(f"dev-cluster: {name} gang-schedules through Volcano's PodGroups; run "
                                   "`volcanic install` first")
         op = OPERATORS[name].ensure(log)
