@@ -380,11 +380,12 @@ def test_a_pod_that_exits_at_once_under_always_backs_off_instead_of_spinning(clu
 
 def test_every_timestamp_is_on_one_unix_clock(cluster):
     """One clock in Unix seconds: what the store, the controllers and the scheduler stamp
-    (creation, the gang's Unschedulable condition written by the native engine) all read as
-    the cluster's start plus virtual time, never 1970."""
+    (creation, the gang's Unschedulable condition written by the native engine: three pods
+    that fit the cluster's CPU together but one a node) all read as the cluster's start plus
+    virtual time, never 1970."""
     from volcanic.kube.clock import seconds_of
     cluster.run(5)
-    cluster.apply([node("n1", cpu="1"), job("big", replicas=2)])
+    cluster.apply([node("n1", cpu="1.5"), node("n2", cpu="1.5"), job("big", replicas=3)])
     cluster.run(3)
     created = seconds_of(cluster.get("Job", "big")["metadata"]["creationTimestamp"])
     assert created == cluster.started + 5
