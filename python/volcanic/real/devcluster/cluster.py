@@ -111,11 +111,10 @@ class DevCluster:
             raise DevClusterError(f"dev-cluster: {name} gang-schedules through Volcano's PodGroups; run "
                                   "`volcanic install` first")
         op = OPERATORS[name].ensure(log)
-        crds = [str(f) for f in op.crd_files()]
+        crds = [arg for f in op.crd_files() for arg in ("-f", str(f))]
         # Server-side: KubeRay's CRDs outgrow the last-applied annotation of a client-side apply.
-        self.kubectl("apply", "--server-side", *(arg for f in crds for arg in ("-f", f)))
-        self.kubectl("wait", "--for=condition=Established", "--timeout=60s",
-                     *(arg for f in crds for arg in ("-f", f)))
+        self.kubectl("apply", "--server-side", *crds)
+        self.kubectl("wait", "--for=condition=Established", "--timeout=60s", *crds)
         if op.setup:
             self.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(op.setup))
         if not self._running(name):
