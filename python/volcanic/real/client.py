@@ -1,5 +1,7 @@
-"""The connection to a real API server: credentials found as kubectl finds them, and raw JSON
-requests over libcurl's pool of keep-alive connections (volcanic.real.connection).
+"""The connection to a real API server: credentials found as kubectl finds them, and raw
+requests over libcurl's pool of keep-alive connections (volcanic.real.connection): JSON, and
+protobuf for pods, bindings and nodes (volcanic.real.protobuf), which cost the API server
+less.
 
 Beneath is the official `kubernetes` client, for what it does well and we should not redo:
 kubeconfig loading and merging (exec and auth-provider plugins included), in-cluster
@@ -13,6 +15,7 @@ kubernetes-client/python#825).
 from __future__ import annotations
 
 from concurrent.futures import Future
+import logging
 import os
 from pathlib import Path
 import time
@@ -31,9 +34,18 @@ from volcanic.kube.errors import (
     Unavailable,
 )
 from volcanic.kube.objects import as_map
+from volcanic.real import protobuf
 from volcanic.real.connection import Connections, TokenBucket
 
 AUTH_REFRESH_SECONDS = 60.0
+JSON = "application/json"
+PROTOBUF_OR_JSON = f"{protobuf.CONTENT_TYPE}, {JSON}"
+
+log = logging.getLogger("volcanic.real")
+
+
+class Unreadable(Unavailable):
+    """A protobuf answer with a field the schema lacks: asked again, it comes as JSON."""
 
 
 def kubeconfig_path(flag: str | None = None) -> str | None:
@@ -48,13 +60,15 @@ def kubeconfig_path(flag: str | None = None) -> str | None:
 
 
 class KubeClient:
-    """Raw JSON requests to one API server. Thread-safe. With `qps`, every request of the
-    process (a retry's included) takes a token of a bucket filled `qps` a second and holding
-    `burst` (client-go's rest.Config QPS and Burst); without it none waits. Answers 429 and
-    5xx with Retry-After are retried as client-go retries them (volcanic.real.connection)."""
+    """Raw requests to one API server, their answers decoded to dicts. Thread-safe. With `qps`,
+    every request of the process (a retry's included) takes a token of a bucket filled `qps` a
+    second and holding `burst` (client-go's rest.Config QPS and Burst); without it none waits.
+    Answers 429 and 5xx with Retry-After are retried as client-go retries them
+    (volcanic.real.connection). With `protobuf`, pods, bindings and nodes go as protobuf (until
+    the server sends a field the schema lacks: JSON from then on)."""
 
     def __init__(self, kubeconfig: str | None = None, timeout: float = 30.0, qps: float | None = None,
-                 burst: int | None = None, master: str | None = None) -> None:
+                 burst: int | None = None, master: str | None = None, protobuf: bool = True) -> None:
         from kubernetes import client, config
 
         configuration = client.Configuration()
@@ -79,11 +93,12 @@ class KubeClient:
         except ValueError as e:
             raise StoreError("", "", "", f"kubeconfig {path or '(in-cluster)'}: {e}") from None
         self.timeout = timeout
+        self.protobuf = protobuf
         self._auth_headers: dict[str, str] = {}
         self._auth_until = 0.0
 
-    def headers(self, content_type: str = "application/json") -> dict[str, str]:
-        return {"Accept": "application/json", "Content-Type": content_type, **self._auth()}
+    def headers(self, content_type: str = JSON, accept: str = JSON) -> dict[str, str]:
+        return {"Accept": accept, "Content-Type": content_type, **self._auth()}
 
     def _auth(self) -> dict[str, str]:
         """The credentials' headers, asked of the kubernetes client at most once a minute, as
@@ -97,48 +112,87 @@ class KubeClient:
         return self._auth_headers
 
     def request(self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None,
-                content_type: str = "application/json", timeout: float | None = None) -> Any:
-        """The decoded JSON answer; a non-2xx answer raises the StoreError it stands for. Sent
+                content_type: str = JSON, timeout: float | None = None) -> Any:
+        """The decoded answer; a non-2xx answer raises the StoreError it stands for. Sent
         ahead of the background requests not sent yet: the caller waits for it."""
-        return self.request_async(method, path, body, query, content_type, timeout, first=True).result()
+        try:
+            return self.request_async(method, path, body, query, content_type, timeout, first=True).result()
+        except Unreadable:  # protobuf is off now: the same read in JSON
+            return self.request_async(method, path, body, query, content_type, timeout, first=True).result()
 
     def request_async(self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None,
-                      content_type: str = "application/json", timeout: float | None = None,
+                      content_type: str = JSON, timeout: float | None = None,
                       then: Callable[[Any], Any] | None = None, first: bool = False) -> Future:
         """request() without waiting: a future of the answer (passed through `then`, in the
         transfer thread) or of the StoreError it stands for. Background requests go in the
         order sent."""
         url = path + (("?" + urlencode(query)) if query else "")
-        data = None if body is None else orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+        data, content_type = self._body(body, content_type)
+        accept = PROTOBUF_OR_JSON if self.protobuf and protobuf.answers_protobuf(method, path) else JSON
+        what = f"{method} {path}"
 
         def finish(status: int, answer: bytes, error: str | None) -> Any:
             if error is not None:
-                raise Unavailable("", "", "", f"{method} {path}: {error}")
+                raise Unavailable("", "", "", f"{what}: {error}")
             if status >= 300:
                 if status == 401:  # a rotated token: ask for the credentials again next time
                     self._auth_until = 0.0
-                raise api_error(status, _status_of(answer, f"{method} {path}"), f"{method} {path}")
-            payload = orjson.loads(answer) if answer else None
+                raise api_error(status, _status_of(answer, what), what)
+            payload = self._decode(answer, method == "GET", what) if answer else None
             return payload if then is None else then(payload)
-        return self.connections.submit(method, url, data, self.headers(content_type), timeout or self.timeout,
-                                       finish, first)
+        return self.connections.submit(method, url, data, self.headers(content_type, accept),
+                                       timeout or self.timeout, finish, first)
+
+    def _body(self, body: Any, content_type: str) -> tuple[bytes | None, str]:
+        """The request's body and its content type: protobuf for a pod or a binding the schema
+        carries exactly, JSON for the rest."""
+        if body is None:
+            return None, content_type
+        if self.protobuf and content_type == JSON and isinstance(body, dict) and body.get("kind") in protobuf.KINDS:
+            data = protobuf.encode(body)
+            if data is not None:
+                return data, protobuf.CONTENT_TYPE
+        return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS), content_type
+
+    def _decode(self, answer: bytes, strict: bool, what: str) -> Any:
+        """An answer in JSON or protobuf. Read strictly, a protobuf answer with a field the
+        schema lacks turns protobuf off and raises Unreadable (protobuf.py says why)."""
+        if not answer.startswith(protobuf.MAGIC):
+            return orjson.loads(answer)
+        try:
+            return protobuf.decode(answer, strict)
+        except ValueError as e:
+            raise self._unreadable(e, what) from None
+
+    def _unreadable(self, error: ValueError, what: str) -> Unreadable:
+        if self.protobuf:
+            self.protobuf = False
+            log.warning("%s: %s; using JSON from now on", what, error)
+        return Unreadable("", "", "", f"{what}: {error}")
 
     def stream(self, path: str, query: dict[str, Any], timeout: float, on_line: Callable[[dict], bool]) -> None:
-        """Gives on_line each line of a watch, decoded, as it comes, until it returns False or
+        """Gives on_line each event of a watch, decoded, as it comes, until it returns False or
         the server ends the watch. An error answer raises the StoreError it stands for, a lost
-        connection Unavailable, and what on_line raises is raised here."""
-        pending = [b""]
+        connection Unavailable, an event the protobuf schema cannot read Unreadable, and what
+        on_line raises is raised here."""
+        accept = PROTOBUF_OR_JSON if self.protobuf and protobuf.answers_protobuf("GET", path) else JSON
+        reader: list[Callable[[bytes], list[dict]]] = []
         failure: list[BaseException] = []
 
         def on_chunk(status: int, chunk: bytes) -> bool:
-            *lines, pending[0] = (pending[0] + chunk).split(b"\n")
             try:
-                return all(on_line(orjson.loads(line)) for line in lines if line.strip())
+                if not reader:  # the server's choice shows in the first byte: JSON is an object
+                    reader.append(_Lines().feed if chunk[:1] == b"{" else protobuf.Frames().feed)
+                try:
+                    events = reader[0](chunk)
+                except ValueError as e:
+                    raise self._unreadable(e, f"watch {path}") from None
+                return all(on_line(event) for event in events)
             except BaseException as e:  # noqa: BLE001 - raised again below, outside libcurl
                 failure.append(e)
                 return False
-        status, error, error_body = self.connections.stream(path + "?" + urlencode(query), self.headers(), timeout,
-                                                            on_chunk)
+        status, error, error_body = self.connections.stream(path + "?" + urlencode(query),
+                                                            self.headers(JSON, accept), timeout, on_chunk)
         if failure:
             raise failure[0]
         if error is not None:
@@ -147,12 +201,26 @@ class KubeClient:
             raise api_error(status, _status_of(error_body, f"watch {path}"), f"watch {path}")
 
 
+class _Lines:
+    """A JSON watch's stream cut into its lines: feed() answers the events the chunk completes."""
+
+    def __init__(self) -> None:
+        self._pending = b""
+
+    def feed(self, chunk: bytes) -> list[dict]:
+        *lines, self._pending = (self._pending + chunk).split(b"\n")
+        return [orjson.loads(line) for line in lines if line.strip()]
+
+
 def _status_of(answer: bytes, what: str) -> Any:
-    """An error answer's Status object; an answer that is not JSON (a proxy's page, the API
-    server's "404 page not found" for a group it does not serve) as a Status with its text."""
+    """An error answer's Status object (JSON or protobuf); an answer that is neither (a
+    proxy's page, the API server's "404 page not found" for a group it does not serve) as a
+    Status with its text."""
     try:
+        if answer.startswith(protobuf.MAGIC):
+            return protobuf.decode(answer, strict=False)
         return orjson.loads(answer) if answer else None
-    except orjson.JSONDecodeError:
+    except (orjson.JSONDecodeError, ValueError):
         return {"message": f"{what}: {answer[:200].decode(errors='replace').strip()}"}
 
 

@@ -1,7 +1,8 @@
 // volcanic._core: the native engine for Python. One file per area:
 // bind_scheduler.cc (Scheduler, decisions, errors), bind_plugins.cc (Python
 // plugins and their views), bind_kube.cc (quantities, durations, pod requests),
-// clone.cc (deep copies for the embedded store).
+// clone.cc (deep copies for the embedded store), protobuf.cc (Kubernetes'
+// protobuf wire form for the real-cluster client).
 #include <pybind11/pybind11.h>
 
 namespace py = pybind11;
@@ -11,6 +12,7 @@ void BindScheduler(py::module_& m);
 void BindPlugins(py::module_& m);
 void BindKube(py::module_& m);
 void BindClone(py::module_& m);
+void BindProtobuf(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -19,4 +21,5 @@ PYBIND11_MODULE(_core, m) {
   volcanic::bindings::BindPlugins(m);
   volcanic::bindings::BindKube(m);
   volcanic::bindings::BindClone(m);
+  volcanic::bindings::BindProtobuf(m);
 }
