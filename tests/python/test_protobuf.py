@@ -2,13 +2,16 @@
 decoded to the dicts their JSON gives (Go's encoding/json rules over k8s.io/api's struct
 tags), what the schema cannot carry refused by name, and KubeClient's use of it against a
 local server: protobuf bodies and answers for pods, frames of a watch cut anywhere, and JSON
-from the first answer with a field the schema lacks. tests/e2e/test_protobuf.py compares the
+from the first answer with a field the schema lacks. tests/e2e/test_protobuf_on_api_server.py compares the
 two encodings on a real API server."""
 
 from __future__ import annotations
 
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
 import json
+from pathlib import Path
+import subprocess
 import threading
 
 import pytest
@@ -194,3 +197,12 @@ def test_a_pods_watch_reads_protobuf_frames_and_json_lines(client):
         assert events[0]["object"]["metadata"]["name"] == "p"
         assert server.accepts[-1] == ("/api/v1/pods", expected_protobuf)
         kube.protobuf = False
+
+
+def test_the_schema_is_what_tools_protoschema_reads_from_k8s_api():
+    """protobuf_schema.json is generated: it must be what the tool writes from the k8s.io/api
+    version its go.mod names (Go is on every machine the README sets up)."""
+    tool = Path(__file__).parents[2] / "tools" / "protoschema"
+    written = subprocess.run(["go", "run", "."], cwd=tool, capture_output=True, text=True, timeout=600, check=True)
+    schema = resources.files("volcanic.real").joinpath("protobuf_schema.json").read_text()
+    assert written.stdout == schema, "run tools/protoschema again: go run . > python/volcanic/real/protobuf_schema.json"

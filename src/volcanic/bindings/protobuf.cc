@@ -14,6 +14,7 @@
 // value of the wrong type, naming the path: the caller then uses JSON, which
 // carries anything.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <cstdint>
 #include <cstring>
@@ -68,6 +69,7 @@ struct Field {
   int value_message = -1;
   bool repeated = false, omitempty = false, omitzero = false, pointer = false, inlined = false;
   bool list_items = false;  // a List's items: [] when empty, as the API server makes it
+  bool skipped = false;     // never decoded (the caller's omit)
 };
 
 struct Message {
@@ -146,6 +148,14 @@ absl::string_view View(const py::bytes& b) {
 
 py::str Str(absl::string_view s) { return py::str(s.data(), s.size()); }
 
+// Where a value being encoded is: rendered only for an error, so that encoding builds no
+// strings on its way.
+struct Path {
+  const Path* parent;
+  absl::string_view name;
+  std::string Render() const { return parent == nullptr ? std::string(name) : absl::StrCat(parent->Render(), ".", name); }
+};
+
 // metav1.Time and MicroTime as their MarshalJSON writes them: RFC 3339 in UTC, to
 // the second or the microsecond; the zero time is null.
 py::object TimeJson(int64_t seconds, int64_t nanos, bool micro) {
@@ -157,8 +167,10 @@ py::object TimeJson(int64_t seconds, int64_t nanos, bool micro) {
 
 class Codec {
  public:
-  Codec(const std::string& schema_text, py::object json_loads, py::object json_dumps, bool strict)
+  Codec(const std::string& schema_text, py::object json_loads, py::object json_dumps, bool strict,
+        const std::vector<std::string>& omit)
       : loads_(std::move(json_loads)), dumps_(std::move(json_dumps)), strict_(strict) {
+    const absl::flat_hash_set<std::string> skipped(omit.begin(), omit.end());
     const nlohmann::json schema = nlohmann::json::parse(schema_text);
     absl::flat_hash_map<std::string, int> index;
     for (const auto& [name, _] : schema.at("messages").items()) {
@@ -189,6 +201,7 @@ class Codec {
         field.pointer = f.value("ptr", false);
         field.inlined = f.value("inline", false);
         field.list_items = field.name == "items" && absl::EndsWith(name, "List");
+        field.skipped = skipped.contains(field.name);
         m.by_number[field.number] = static_cast<int>(m.fields.size());
         m.fields.push_back(std::move(field));
       }
@@ -207,7 +220,9 @@ class Codec {
     if (root == roots_.end()) throw py::value_error(absl::StrCat("protobuf: no schema for kind ", kind));
     if (api_version != "v1") throw py::value_error(absl::StrCat("protobuf: ", kind, " is not of apiVersion ", api_version));
     std::string raw;
-    EncodeMessage(root->second, d, raw, kind, 0, /*check_keys=*/true, /*root=*/true);
+    const Path path{nullptr, kind};
+    const int type_keys = 2;  // apiVersion and kind, checked above
+    if (EncodeMessage(root->second, d, raw, path, 0) + type_keys != py::len(d)) RefuseUnknownKey(root->second, d, path, true);
     std::string type_meta;
     PutBytes(type_meta, 1, api_version);
     PutBytes(type_meta, 2, kind);
@@ -241,8 +256,8 @@ class Codec {
     return py::reinterpret_borrow<py::str>(v).cast<std::string>();
   }
 
-  [[noreturn]] static void Refuse(const std::string& path, absl::string_view why) {
-    throw py::value_error(absl::StrCat("protobuf: ", path, ": ", why));
+  [[noreturn]] static void Refuse(const Path& path, absl::string_view why) {
+    throw py::value_error(absl::StrCat("protobuf: ", path.Render(), ": ", why));
   }
 
   // --- decoding ---------------------------------------------------------------
@@ -292,6 +307,10 @@ class Codec {
                                            " the schema lacks (a newer API server)"));
       }
       const Field& f = m.fields[it->second];
+      if (f.skipped) {
+        r.Skip(wire);
+        continue;
+      }
       py::object& slot = seen[it->second];
       if (f.kind == Kind::kMap) {
         if (!slot) slot = py::dict();
@@ -309,7 +328,9 @@ class Codec {
         slot = DecodeValue(f.kind, f.message, wire, r, depth);
       }
     }
-    for (size_t i = 0; i < m.fields.size(); ++i) Emit(m.fields[i], seen[i], out, depth);
+    for (size_t i = 0; i < m.fields.size(); ++i) {
+      if (!m.fields[i].skipped) Emit(m.fields[i], seen[i], out, depth);
+    }
     return out;
   }
 
@@ -426,30 +447,25 @@ class Codec {
 
   // --- encoding ---------------------------------------------------------------
 
-  void EncodeMessage(int index, const py::dict& d, std::string& out, const std::string& path, int depth,
-                     bool check_keys, bool root = false) const {
+  // Encodes the message's fields found in `d` into `out`; answers how many of d's keys they
+  // are (an inline field's included), so that the caller sees a key the schema lacks.
+  int EncodeMessage(int index, const py::dict& d, std::string& out, const Path& path, int depth) const {
     if (depth > kMaxDepth) Refuse(path, "nested too deep");
     const Message& m = messages_[index];
-    if (check_keys) {
-      for (auto item : d) {
-        if (!PyUnicode_Check(item.first.ptr())) Refuse(path, "a key that is not a string");
-        const std::string key = item.first.cast<std::string>();
-        if (!m.keys.contains(key) && !(root && (key == "apiVersion" || key == "kind"))) {
-          Refuse(absl::StrCat(path, ".", key), "not in the schema");
-        }
-      }
-    }
+    int found = 0;
     for (const Field& f : m.fields) {
-      if (f.inlined) {  // its keys are the parent's, checked above
+      if (f.inlined) {  // its fields are in the parent's object
         std::string sub;
-        EncodeMessage(f.message, d, sub, path, depth + 1, /*check_keys=*/false);
+        found += EncodeMessage(f.message, d, sub, path, depth + 1);
         PutBytes(out, f.number, sub);
         continue;
       }
       PyObject* raw = PyDict_GetItem(d.ptr(), f.key.ptr());
-      if (raw == nullptr || raw == Py_None) continue;
+      if (raw == nullptr) continue;
+      ++found;
+      if (raw == Py_None) continue;
       const py::handle v(raw);
-      const std::string where = absl::StrCat(path, ".", f.name);
+      const Path where{&path, f.name};
       if (f.kind == Kind::kMap) {
         if (!py::isinstance<py::dict>(v)) Refuse(where, "must be an object");
         for (auto item : py::reinterpret_borrow<py::dict>(v)) {
@@ -466,10 +482,23 @@ class Codec {
         EncodeValue(f.kind, f.message, f.number, v, out, where, depth);
       }
     }
+    return found;
+  }
+
+  // Names the key of `d` the message's schema lacks (the slow path of an error).
+  [[noreturn]] void RefuseUnknownKey(int index, const py::dict& d, const Path& path, bool root) const {
+    for (auto item : d) {
+      if (!PyUnicode_Check(item.first.ptr())) Refuse(path, "a key that is not a string");
+      const std::string key = item.first.cast<std::string>();
+      if (!messages_[index].keys.contains(key) && !(root && (key == "apiVersion" || key == "kind"))) {
+        Refuse(Path{&path, key}, "not in the schema");
+      }
+    }
+    Refuse(path, "a key is not in the schema");
   }
 
   void EncodeValue(Kind kind, int message, int number, const py::handle& v, std::string& out,
-                   const std::string& where, int depth) const {
+                   const Path& where, int depth) const {
     switch (kind) {
       case Kind::kString:
         if (!PyUnicode_Check(v.ptr())) Refuse(where, "must be a string");
@@ -502,9 +531,10 @@ class Codec {
         return;
       }
       case Kind::kMessage: {
-        if (!py::isinstance<py::dict>(v)) Refuse(where, "must be an object");
+        if (!PyDict_Check(v.ptr())) Refuse(where, "must be an object");
+        const auto d = py::reinterpret_borrow<py::dict>(v);
         std::string sub;
-        EncodeMessage(message, py::reinterpret_borrow<py::dict>(v), sub, where, depth + 1, /*check_keys=*/true);
+        if (EncodeMessage(message, d, sub, where, depth + 1) != py::len(d)) RefuseUnknownKey(message, d, where, false);
         PutBytes(out, number, sub);
         return;
       }
@@ -513,7 +543,7 @@ class Codec {
     }
   }
 
-  static int64_t Int64(const py::handle& v, const std::string& where) {
+  static int64_t Int64(const py::handle& v, const Path& where) {
     if (!PyLong_Check(v.ptr()) || PyBool_Check(v.ptr())) Refuse(where, "must be an integer");
     int overflow = 0;
     const long long n = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
@@ -521,7 +551,7 @@ class Codec {
     return n;
   }
 
-  std::string EncodeSpecial(Kind kind, const py::handle& v, const std::string& where) const {
+  std::string EncodeSpecial(Kind kind, const py::handle& v, const Path& where) const {
     std::string sub;
     switch (kind) {
       case Kind::kQuantity:
@@ -572,8 +602,11 @@ class Codec {
 void BindProtobuf(py::module_& m) {
   py::class_<Codec>(m, "ProtobufCodec",
                     "Kubernetes objects between their protobuf wire form and the dicts of their JSON form.")
-      .def(py::init<const std::string&, py::object, py::object, bool>(), py::arg("schema"), py::arg("json_loads"),
-           py::arg("json_dumps"), py::arg("strict") = true)
+      .def(py::init<const std::string&, py::object, py::object, bool, const std::vector<std::string>&>(),
+           py::arg("schema"), py::arg("json_loads"), py::arg("json_dumps"), py::arg("strict") = true,
+           py::arg("omit") = std::vector<std::string>{},
+           "strict: a field the schema lacks raises ValueError (else it is left out); omit: JSON keys never "
+           "decoded, wherever they are")
       .def("encode", &Codec::Encode, py::arg("obj"),
            "The object in the API server's protobuf envelope; ValueError naming the path if the schema cannot "
            "carry it exactly.")
