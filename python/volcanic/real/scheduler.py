@@ -99,7 +99,12 @@ class SchedulerDaemon:
         """Logs the first session (the cold-start benchmark times it), then leaves the
         sessions to the metrics."""
         log.info("scheduler: first session: %d binds in %.3f s", bound, seconds)
-        self.loop.on_session = self.metrics.observe
+        self.loop.on_session = self._session
+        self.metrics.observe(decisions, seconds, bound, failed)
+
+    def _session(self, decisions, seconds: float, bound: int, failed: int) -> None:
+        log.debug("scheduler: session: %d binds decided in %.3f s, %d answered since the last",
+                  len(decisions.binds), seconds, bound)
         self.metrics.observe(decisions, seconds, bound, failed)
 
     def run(self, stop: threading.Event) -> None:
