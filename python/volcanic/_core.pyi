@@ -1,6 +1,6 @@
 """Type stub of the private native module volcanic._core."""
 
-from typing import Any, Iterable, Iterator, Mapping, final, overload
+from typing import Any, Callable, Iterable, Iterator, Mapping, final, overload
 
 class Scheduler:
     def __init__(self, conf_json: str | None = None,
@@ -33,6 +33,14 @@ def pod_requests(spec: Any, where: str = "spec") -> dict[str, tuple[int, str]]:
     """A pod spec's resource requests as the engine computes them: name -> (milli-units, format)."""
 def clone_json(obj: Any) -> Any:
     """A deep copy of JSON-shaped data (TypeError for anything else)."""
+
+class ProtobufCodec:
+    """Kubernetes objects between their protobuf wire form and the dicts of their JSON form."""
+    def __init__(self, schema: str, json_loads: Callable[[bytes], Any], json_dumps: Callable[[Any], bytes],
+                 strict: bool = True, omit: list[str] = ...) -> None: ...
+    def encode(self, obj: Any) -> bytes: ...
+    def decode(self, data: bytes) -> Any: ...
+    def decode_watch_event(self, frame: bytes) -> Any: ...
 
 # Python plugins (volcanic.scheduler.plugins; docs/plugins-python.md).
 PLUGIN_HOOKS: tuple[str, ...]
