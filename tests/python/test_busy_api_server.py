@@ -16,6 +16,7 @@ import time
 from prometheus_client import generate_latest
 import pytest
 
+from kubeconfig_helpers import write_kubeconfig
 from volcanic.kube.errors import Unavailable
 from volcanic.real import connection
 from volcanic.real.client import KubeClient
@@ -91,13 +92,7 @@ def busy():
 
 
 def _client(tmp_path, httpd, **limits) -> KubeClient:
-    kubeconfig = tmp_path / "config"
-    kubeconfig.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{httpd.server_port}"}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
-    return KubeClient(str(kubeconfig), timeout=5.0, **limits)
+    return KubeClient(write_kubeconfig(tmp_path, f"http://127.0.0.1:{httpd.server_port}"), timeout=5.0, **limits)
 
 
 def _arrivals(httpd, path: str) -> list[float]:

@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from kubeconfig_helpers import write_kubeconfig
 from volcanic.httpd.tls import self_signed_cert
 from volcanic.kube.errors import NotFound, Unavailable
 from volcanic.real.client import KubeClient
@@ -97,13 +98,7 @@ def server():
 
 
 def _client(tmp_path, server: str, cluster: dict | None = None, user: dict | None = None) -> KubeClient:
-    kubeconfig = tmp_path / "config"
-    kubeconfig.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": server, **(cluster or {})}}],
-        "users": [{"name": "u", "user": user or {"token": "t0k3n"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
-    return KubeClient(str(kubeconfig), timeout=5.0)
+    return KubeClient(write_kubeconfig(tmp_path, server, cluster, user or {"token": "t0k3n"}), timeout=5.0)
 
 
 def _http(tmp_path, httpd) -> KubeClient:

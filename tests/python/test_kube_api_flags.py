@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from kubeconfig_helpers import write_kubeconfig
 from volcanic.cli.kube import _client
 from volcanic.cli.main import build_parser
 
@@ -21,13 +22,8 @@ def test_defaults_are_volcanos(command, qps, burst):
 
 
 def test_the_flags_reach_the_clients_token_bucket(tmp_path):
-    kubeconfig = tmp_path / "config"
-    kubeconfig.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:1"}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
-    args = build_parser().parse_args(["controller-manager", "--kubeconfig", str(kubeconfig),
+    kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:1")
+    args = build_parser().parse_args(["controller-manager", "--kubeconfig", kubeconfig,
                                       "--kube-api-qps", "7.5", "--kube-api-burst", "9"])
     limiter = _client(args).connections.limiter
     assert (limiter.qps, limiter.burst) == (7.5, 9)

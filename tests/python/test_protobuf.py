@@ -16,6 +16,7 @@ import threading
 
 import pytest
 
+from kubeconfig_helpers import write_kubeconfig
 from volcanic.real import protobuf
 from volcanic.real.client import KubeClient
 
@@ -153,13 +154,7 @@ def client(tmp_path):
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Server)
     httpd.accepts, httpd.bodies, httpd.newer = [], [], False
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    kubeconfig = tmp_path / "config"
-    kubeconfig.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{httpd.server_port}"}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
-    yield KubeClient(str(kubeconfig), timeout=5.0), httpd
+    yield KubeClient(write_kubeconfig(tmp_path, f"http://127.0.0.1:{httpd.server_port}"), timeout=5.0), httpd
     httpd.shutdown()
     httpd.server_close()
 

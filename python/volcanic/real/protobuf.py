@@ -26,7 +26,6 @@ import orjson
 from volcanic import _core
 
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
-WATCH_CONTENT_TYPE = "application/vnd.kubernetes.protobuf;stream=watch"
 MAGIC = b"k8s\x00"  # the start of an object in protobuf
 KINDS = frozenset({"Pod", "Binding"})  # the bodies sent as protobuf
 # GETs (lists, watches, reads) and POSTs (creates, binds) whose answer may come as protobuf.
