@@ -8,6 +8,7 @@ rules (volcanic.admission: the chain and the review codec, no sockets) and the H
     POST /queues/mutate     /queues/validate
     POST /podgroups/mutate  /podgroups/validate
     POST /pods/mutate       /pods/validate
+    POST                    /hypernodes/validate
     GET  /healthz           200 "ok"
 
 Each path admits its own kind only; a review of another kind is denied with Volcano's
@@ -61,6 +62,7 @@ PATHS = {
     "/queues/mutate": ("Queue", True), "/queues/validate": ("Queue", False),
     "/podgroups/mutate": ("PodGroup", True), "/podgroups/validate": ("PodGroup", False),
     "/pods/mutate": ("Pod", True), "/pods/validate": ("Pod", False),
+    "/hypernodes/validate": ("HyperNode", False),
 }
 HEALTHZ = "/healthz"
 

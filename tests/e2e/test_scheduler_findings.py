@@ -79,11 +79,11 @@ def test_a_replication_controllers_pod_runs_in_the_podgroup_made_for_it(env, up,
 
 def test_an_unknown_plugin_is_skipped_and_reported(env, up, namespace):
     conf = up.conf.read_text()
-    up.conf.write_text(conf + "  - name: network-topology-aware\n")
+    up.conf.write_text(conf + "  - name: not-a-volcano-plugin\n")
     try:
-        env.wait_logged(up.proc, "Failed to get plugin network-topology-aware.")
+        env.wait_logged(up.proc, "Failed to get plugin not-a-volcano-plugin.")
         assert env.wait(lambda: up.metric("volcanic_scheduler_skipped_plugins",
-                                          'plugin="network-topology-aware"') == 1)
+                                          'plugin="not-a-volcano-plugin"') == 1)
         env.apply(vcjob("still-runs", 2), namespace=namespace)
         assert env.wait(lambda: (((env.store.get("Job", "still-runs", namespace) or {}).get("status") or {})
                                  .get("state") or {}).get("phase") in ("Running", "Completed"), timeout=60)

@@ -15,6 +15,7 @@ import yaml
 
 from conftest import Up
 from volcanic.real.devcluster.cluster import KWOK_TOLERATION
+from volcanic.real.manifests.webhooks import DEFAULT_ADMISSIONS
 
 MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
@@ -54,7 +55,7 @@ def test_stopped_up_leaves_the_cluster_writable(env, up, sig):
     """Stopped with Ctrl-C or SIGTERM, `up` exits 0 and deletes its webhook configurations:
     Queues can be written and `volcanic install` (which applies Queues) succeeds without any
     webhook; a new `up` registers them again."""
-    assert len(registered(env)) == 5
+    assert len(registered(env)) == len(DEFAULT_ADMISSIONS)
     try:
         up.proc.send_signal(sig)
         assert up.proc.wait(30) == 0, up.proc.log_path.read_text()
@@ -67,7 +68,7 @@ def test_stopped_up_leaves_the_cluster_writable(env, up, sig):
         env.kubectl("delete", "queue", "after-up-stopped")
     finally:
         up.start()
-    assert len(registered(env)) == 5
+    assert len(registered(env)) == len(DEFAULT_ADMISSIONS)
 
 
 def test_killed_up_leaves_its_registrations_for_the_next_one(env, up):
@@ -75,12 +76,12 @@ def test_killed_up_leaves_its_registrations_for_the_next_one(env, up):
     answers), and the next `up` takes them over."""
     up.kill()
     try:
-        assert len(registered(env)) == 5
+        assert len(registered(env)) == len(DEFAULT_ADMISSIONS)
         r = env.kubectl("apply", "-f", "-", input=yaml.safe_dump(queue("while-down")), check=False)
         assert r.returncode != 0 and "failed calling webhook" in r.stderr
     finally:
         up.start()
-    assert len(registered(env)) == 5
+    assert len(registered(env)) == len(DEFAULT_ADMISSIONS)
 
 
 def test_feature_gate_adds_the_queue_allocation_gate(env, up, namespace):

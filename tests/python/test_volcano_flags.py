@@ -129,7 +129,8 @@ def test_the_charts_controller_args_reach_its_configuration():
     assert cfg.process.endpoints == [Endpoint(":8081", metrics=True, healthz=False),
                                      Endpoint(":11251", metrics=False, healthz=True)]
     assert cfg.process.log_level == logging.DEBUG                # -v=4
-    assert cfg.running() == ["job-controller", "pg-controller", "queue-controller", "gc-controller"]
+    assert cfg.running() == ["job-controller", "pg-controller", "queue-controller", "gc-controller",
+                             "hyperNode-controller"]
     optional = parse_args(["controller-manager", *CHART_CONTROLLERS, *CHART_CONTROLLERS_OPTIONAL]).config
     assert optional.scheduler_names == ("my-scheduler",)
 
@@ -228,7 +229,7 @@ def test_controllers_as_volcano_enables_them():
     assert only("queue-controller") and only("pg-controller") and not only("gc-controller")
     assert controller_enabled([])("job-controller")
     cfg = parse_args(["controller-manager", "--controllers=*,-gc-controller,-sharding-controller"]).config
-    assert cfg.running() == ["job-controller", "pg-controller", "queue-controller"]
+    assert cfg.running() == ["job-controller", "pg-controller", "queue-controller", "hyperNode-controller"]
 
 
 def test_pflag_spellings():
@@ -259,7 +260,7 @@ def test_pflag_spellings():
     ("webhook", ["--graceful-shutdown-time=long"], "--graceful-shutdown-time"),
     ("webhook", ["--admission-conf=/no/such/file"], "--admission-conf"),
     ("webhook", ["--enabled-admission=/jobs/mutate,/nodes/validate"], "--enabled-admission"),
-    ("webhook", ["--register", "--enabled-admission=/hypernodes/validate"], "--enabled-admission"),
+    ("webhook", ["--register", "--enabled-admission=/cronjobs/validate"], "--enabled-admission"),
 ])
 def test_bad_values_are_refused_naming_the_flag(command, args, flag, capsys):
     with pytest.raises(SystemExit) as e:
@@ -331,9 +332,9 @@ def test_the_hook_budget_is_the_daemons_only():
 
 
 def test_paths_volcanic_has_no_rules_for_are_allowed(tmp_path):
-    """The chart's default enabled_admissions include /hypernodes/validate and
-    /cronjobs/validate, whose configurations (failurePolicy Fail) the chart creates: volcanic,
-    which has no rules for those kinds, allows their reviews instead of refusing the writes."""
+    """The chart's default enabled_admissions include /cronjobs/validate, whose configuration
+    (failurePolicy Fail) the chart creates: volcanic, which has no rules for CronJobs, allows
+    their reviews instead of refusing the writes."""
     import json
     import ssl
 
@@ -345,7 +346,7 @@ def test_paths_volcanic_has_no_rules_for_are_allowed(tmp_path):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": "u1"}}
-        request = urllib.request.Request(f"https://127.0.0.1:{server.port}/hypernodes/validate",
+        request = urllib.request.Request(f"https://127.0.0.1:{server.port}/cronjobs/validate",
                                          json.dumps(review).encode(), {"Content-Type": "application/json"})
         answer = json.load(urllib.request.urlopen(request, context=ssl._create_unverified_context(), timeout=5))
         assert answer["response"] == {"uid": "u1", "allowed": True}

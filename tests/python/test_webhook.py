@@ -33,6 +33,7 @@ from review_helpers import (
     review,
 )
 from volcanic.cluster.snapshot import snapshot_lister
+from volcanic.kube.kinds import KINDS
 from volcanic.webhook import PATHS, start_server
 
 # The HTTPS server.
@@ -113,7 +114,9 @@ def read_all(sock) -> bytes:
     return data
 
 
-PATH_OBJECTS = {"Job": job(), "Queue": queue("q9"), "PodGroup": podgroup("pg9"), "Pod": pod()}
+HYPERNODE = {"apiVersion": KINDS["HyperNode"].api_version, "kind": "HyperNode", "metadata": {"name": "s0"},
+             "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"exactMatch": {"name": "n1"}}}]}}
+PATH_OBJECTS = {"Job": job(), "Queue": queue("q9"), "PodGroup": podgroup("pg9"), "Pod": pod(), "HyperNode": HYPERNODE}
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
@@ -182,7 +185,7 @@ def test_methods_paths_and_content_types(conn):
         r.read()
         assert r.status == 405
     assert post(conn, "/healthz", b"{}")[0] == 405
-    assert post(conn, "/hypernodes/validate", review(job()))[0] == 404
+    assert post(conn, "/cronjobs/validate", review(job()))[0] == 404
     status, _, data = post(conn, "/jobs/mutate", review(job()), content_type="text/plain")
     assert status == 415 and b"application/json" in data
     assert post(conn, "/jobs/mutate", review(job()), content_type="application/json; charset=utf-8")[0] == 200

@@ -1,5 +1,5 @@
 """Volcano's admission rules (reference §3) as plain functions, one module per resource:
-jobs, pods, podgroups, queues, commands. Each module has `mutators(conf)` and
+jobs, pods, podgroups, queues, commands, hypernodes. Each module has `mutators(conf)` and
 `validators(conf)` returning its rules in the order Volcano applies them; a rule is a
 function of an AdmissionRequest (cluster/admission.py) that returns the object to store
 (a mutator) or None / a denial message (a validator). The embedded cluster runs them on

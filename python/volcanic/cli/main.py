@@ -283,8 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--url", "--webhook-url", dest="url", help="the webhook's URL for the API server (e.g. "
                    "https://127.0.0.1:8443)")
     w.add_argument("--enabled-admission", metavar="PATHS", help="comma-separated paths to register (default "
-                   "/jobs/mutate,/jobs/validate,/podgroups/validate,/queues/mutate,/queues/validate, "
-                   "as Volcano's chart)")
+                   "/jobs/mutate,/jobs/validate,/podgroups/validate,/queues/mutate,/queues/validate,"
+                   "/hypernodes/validate, as Volcano's chart)")
     w.add_argument("--metrics-address", metavar="HOST:PORT", help="serve /healthz (and /metrics) here")
     w.add_argument("--scheduler-name", action=StringArray, default=["volcano"],
                    help="a scheduler name whose pods volcanic admits; repeatable (default: volcano)")

@@ -5,6 +5,7 @@ controllers it plays itself (the PersistentVolume controller, the kubelets)."""
 from __future__ import annotations
 
 from volcanic.controllers.gc import GarbageCollector
+from volcanic.controllers.hypernode import HyperNodeController
 from volcanic.controllers.job.controller import JobController
 from volcanic.controllers.podgroup import PodGroupController
 from volcanic.controllers.queue import QueueController
@@ -12,5 +13,6 @@ from volcanic.controllers.runtime import Context, Controller
 
 
 def volcano_controllers(ctx: Context) -> list[Controller]:
-    """Volcano's job, PodGroup, queue and garbage-collector controllers."""
-    return [JobController(ctx), PodGroupController(ctx), QueueController(ctx), GarbageCollector(ctx)]
+    """Volcano's job, PodGroup, queue, garbage-collector and hyperNode controllers."""
+    return [JobController(ctx), PodGroupController(ctx), QueueController(ctx), GarbageCollector(ctx),
+            HyperNodeController(ctx)]

@@ -1,7 +1,7 @@
 """The schemas of Volcano's custom resources, once: `volcanic install` puts them into the
 CRDs it applies (volcanic.real.manifests), and the embedded cluster validates and defaults
-Jobs, PodGroups, Queues and Commands against them on create and update, as a real API
-server does with the CRDs (volcanic.cluster.api).
+Jobs, PodGroups, Queues, Commands and HyperNodes against them on create and update, as a real
+API server does with the CRDs (volcanic.cluster.api).
 
     SCHEMAS["Job"]                    the Job CRD's openAPIV3Schema (a plain dict)
     obj = defaulted(obj)              nulls dropped, defaults filled (a kind without a schema
@@ -16,8 +16,10 @@ The constraints are Volcano v1.15.1's CRDs' (config/crd/volcano/bases/*.yaml): e
 minimum, maximum, pattern, length, enum, required list and default of the spec. The schemas
 type what Volcano's do at the spec level but keep objects open
 (x-kubernetes-preserve-unknown-fields) and leave pod templates, claim specs and the status
-untyped, so every object Volcano stores is stored as sent; the status is written by
-volcanic's own controllers, and Volcano's status constraints are not repeated here.
+untyped (but a HyperNode's, which is small), so every object Volcano stores is stored as sent;
+the status is written by volcanic's own controllers, and Volcano's status constraints are not
+repeated here. CEL rules (x-kubernetes-validations) go into the CRDs for a real API server;
+the embedded cluster's schema check skips them, and admission holds the same rules.
 The admission webhook holds Volcano's other rules.
 """
 
@@ -71,12 +73,13 @@ def obj(required: list[str] | None = None, **properties: Obj) -> Obj:
     return schema
 
 
-def _root(spec: Obj | None = None, status: bool = True, **extra: Obj) -> Obj:
+def _root(spec: Obj | None = None, status: bool | Obj = True, **extra: Obj) -> Obj:
+    """A kind's schema: `status` True for an untyped status, or its own schema."""
     properties: Obj = {"apiVersion": STRING, "kind": STRING, "metadata": {"type": "object"}}
     if spec is not None:
         properties["spec"] = spec
     if status:
-        properties["status"] = OPEN
+        properties["status"] = OPEN if status is True else status
     properties.update(extra)
     return {"type": "object", "properties": properties}
 
@@ -144,6 +147,26 @@ QUEUE_SPEC = obj(
     priority=int32(minimum=0),
     dequeueStrategy=string(enum=["fifo", "traverse"], default="traverse"),
 )
+# A HyperNode's member selector: exactly one of the three (the CRD's CEL rules, which a real API
+# server checks; the embedded cluster's admission checks the same, volcanic.admission.hypernodes).
+MEMBER_SELECTOR = obj(
+    exactMatch=obj(["name"], name=string(minLength=1, maxLength=253, pattern=DNS1123_SUBDOMAIN)),
+    regexMatch=obj(["pattern"], pattern=string(minLength=1)),
+    labelMatch=LABEL_SELECTOR,
+)
+MEMBER_SELECTOR["x-kubernetes-validations"] = [
+    {"rule": "has(self.exactMatch) || has(self.regexMatch) || has(self.labelMatch)",
+     "message": "Either ExactMatch or RegexMatch or LabelMatch must be specified"},
+    {"rule": "(has(self.exactMatch) ? 1 : 0) + (has(self.regexMatch) ? 1 : 0) + (has(self.labelMatch) ? 1 : 0) <= 1",
+     "message": "Only one of ExactMatch, RegexMatch, or LabelMatch can be specified"}]
+HYPERNODE_SPEC = obj(
+    ["tier"],
+    tier={"type": "integer", "minimum": 0},
+    tierName=string(maxLength=253),
+    members=array(obj(["type"], type=string(enum=["Node", "HyperNode"]), selector=MEMBER_SELECTOR), minItems=1),
+)
+# Typed as Volcano's CRD types it (the hyperNode-controller writes nodeCount); conditions stay open.
+HYPERNODE_STATUS = obj(conditions=array(OPEN), nodeCount={"type": "integer", "format": "int64", "minimum": 0})
 COMMAND_TARGET = obj(["apiVersion", "kind", "name", "uid"], apiVersion=STRING, kind=STRING, name=STRING,
                      uid=STRING, controller=BOOLEAN, blockOwnerDeletion=BOOLEAN)
 
@@ -152,6 +175,7 @@ SCHEMAS: dict[str, Obj] = {
     "PodGroup": _root(PODGROUP_SPEC),
     "Queue": _root(QUEUE_SPEC),
     "Command": _root(status=False, action=STRING, reason=STRING, message=STRING, target=COMMAND_TARGET),
+    "HyperNode": _root(HYPERNODE_SPEC, status=HYPERNODE_STATUS),
 }
 
 

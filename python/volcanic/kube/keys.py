@@ -34,3 +34,7 @@ GROUP_MIN_MEMBER = f"{SCHEDULING}/group-min-member"  # an owner's PodGroup minMe
 POD_QUEUE_NAME = f"{SCHEDULING}/queue-name"  # a pod's queue (not the job's volcano.sh/queue-name)
 # A pod's opt-in to the queue-allocation gate, and the gate (SchedulingGatesQueueAdmission).
 QUEUE_ALLOCATION_GATE = f"{SCHEDULING}/queue-allocation-gate"
+
+# The discovery source of a HyperNode the hyperNode-controller made (label, ufm); HyperNodes
+# without it are made by hand and never touched by discovery.
+NETWORK_TOPOLOGY_SOURCE = "volcano.sh/network-topology-source"

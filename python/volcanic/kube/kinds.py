@@ -11,7 +11,8 @@ from volcanic.kube.errors import InvalidObject
 
 # Volcano's API groups: the kinds in them are Volcano's CRDs.
 BATCH, SCHEDULING, BUS = "batch.volcano.sh", "scheduling.volcano.sh", "bus.volcano.sh"
-VOLCANO_GROUPS = (BATCH, SCHEDULING, BUS)
+TOPOLOGY = "topology.volcano.sh"
+VOLCANO_GROUPS = (BATCH, SCHEDULING, BUS, TOPOLOGY)
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,12 @@ KINDS = {k.name: k for k in [
     Kind("Queue", f"{SCHEDULING}/v1beta1", "queues", namespaced=False, status_subresource=True,
          short_names=("q", "queue-v1beta1"), columns=(Column("PARENT", ".spec.parent"),),
          admission=Admission(("CREATE",), ("CREATE", "UPDATE", "DELETE"), decoded=("v1", "v1beta1"))),
+    # Volcano's CRD names its columns in mixed case and declares Tier a string.
+    Kind("HyperNode", f"{TOPOLOGY}/v1alpha1", "hypernodes", namespaced=False, status_subresource=True,
+         short_names=("hn",), columns=(Column("Tier", ".spec.tier"), Column("TierName", ".spec.tierName"),
+                                       Column("NodeCount", ".status.nodeCount", "integer"),
+                                       Column("Age", ".metadata.creationTimestamp", "date")),
+         admission=Admission((), ("CREATE", "UPDATE"))),
 ]}
 # The kinds Volcano's admission has rules for, in the order the chain is built.
 ADMITTED = tuple(k for k in KINDS.values() if k.admission is not None)

@@ -1,12 +1,13 @@
 """`volcanic controller-manager`: Volcano's vc-controller-manager as a kopf operator.
 
 kopf watches what the controllers read (Jobs, PodGroups, Queues, Commands, PriorityClasses,
-PVCs) and its handlers only hand each object to the same Informers the embedded cluster uses.
+PVCs; HyperNodes and the hyperNode-controller's one ConfigMap when that controller runs) and
+its handlers only hand each object to the same Informers the embedded cluster uses.
 Pods, with several events each (created, bound, running, finished) and so most of all events,
-come through the scheduler's plain reflector (real/store.py) into the same informers: kopf's
-per-event machinery costs about a millisecond of CPU an event, which left the
+and Nodes come through the scheduler's plain reflector (real/store.py) into the same informers:
+kopf's per-event machinery costs about a millisecond of CPU an event, which left the
 controller-manager behind the API server in a burst of pods. The controllers (job with its
-plugins and Command handling, PodGroup, queue, GC) run unchanged in one thread on the wall
+plugins and Command handling, PodGroup, queue, GC, hyperNode) run unchanged in one thread on the wall
 clock and write through KubeStore, so the logic lives in one place and kopf's handlers are a
 few lines.
 
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 from typing import Any, AsyncIterator, Callable, Iterable
 
@@ -42,6 +44,8 @@ import kopf
 from kopf._cogs.clients import watching as kopf_watching  # the one kopf internal used: see _observe_listings
 from prometheus_client import CollectorRegistry
 
+from volcanic.controllers.hypernode import HyperNodeController
+from volcanic.controllers.hypernode.config import configmap_location
 from volcanic.controllers.manager import volcano_controllers
 from volcanic.controllers.metrics import QueueMetrics
 from volcanic.controllers.runtime import INDEXES, Context, Runner
@@ -61,7 +65,9 @@ log = logging.getLogger("volcanic.controller-manager")
 
 KINDS = ("Job", "Pod", "PodGroup", "Queue", "Command", "PriorityClass", "PersistentVolumeClaim",
          "ReplicaSet", "StatefulSet")  # the last two for the PodGroup controller (WorkLoadSupport)
-REFLECTED = ("Pod",)  # watched by a plain reflector, not by kopf (see the module docstring)
+# The hyperNode-controller's, watched when it runs; of ConfigMaps only its own (SCOPED).
+HYPERNODE_KINDS = ("HyperNode", "Node", "ConfigMap")
+REFLECTED = ("Pod", "Node")  # watched by a plain reflector, not by kopf (see the module docstring)
 RESYNC = 300.0
 
 
@@ -70,8 +76,10 @@ class KopfSource:
     prime() has listed what exists; each of kopf's listings ends with what it lacks offered as
     deleted (see the module docstring)."""
 
-    def __init__(self, store: KubeStore) -> None:
+    def __init__(self, store: KubeStore, scoped: dict[str, tuple[str, str]] | None = None) -> None:
         self.store = store
+        # kind -> (namespace, name): the one object of that kind offered (kopf watches them all)
+        self.scoped = scoped or {}
         self.client = store.client
         self.registry = kopf.OperatorRegistry()
         self.feed: Watch | None = None
@@ -93,7 +101,8 @@ class KopfSource:
             self._reflected = threading.Event()
             self.store.reflect(sorted(self.feed.kinds & set(REFLECTED)), self.feed, self._reflected)
         for name in sorted(self.feed.kinds - set(REFLECTED)):
-            for obj in self.store.list(name):
+            scope = self.scoped.get(name)
+            for obj in self.store.list(name, scope[0]) if scope else self.store.list(name):
                 self.offer("ADDED", obj)
         while not self._reflected.wait(0.2):
             if stop.is_set():
@@ -103,6 +112,9 @@ class KopfSource:
 
     def offer(self, event: str, obj: dict) -> None:
         """Into the feed, keeping the keys held up to date."""
+        scope = self.scoped.get(obj["kind"])
+        if scope is not None and key_of(obj) != scope:
+            return
         held = self._held.setdefault(obj["kind"], set())
         if event == "DELETED":
             held.discard(key_of(obj))
@@ -211,7 +223,7 @@ class ControllerManager:
 
     `scheduler_names` (`--scheduler-name`): the pods the PodGroup controller makes groups for;
     `enabled(name)` (`--controllers`): which of the controllers, by Volcano's names
-    (job-controller, pg-controller, queue-controller, gc-controller), run;
+    (job-controller, pg-controller, queue-controller, gc-controller, hyperNode-controller), run;
     `inherit_owner_annotations` (`--inherit-owner-annotations`): the PodGroup controller's."""
 
     def __init__(self, store: KubeStore, health: Health | None = None,
@@ -219,8 +231,9 @@ class ControllerManager:
                  enabled: Callable[[str], bool] = lambda name: True, inherit_owner_annotations: bool = True) -> None:
         self.store, self.health = store, health or Health()
         self.clock = WallClock()
-        self.source = KopfSource(store)
-        self.informers = Informers(self.source, KINDS, INDEXES)
+        self.source = KopfSource(store, scoped={"ConfigMap": configmap_location(os.environ)})
+        self.kinds = KINDS + (HYPERNODE_KINDS if enabled(HyperNodeController.name) else ())
+        self.informers = Informers(self.source, self.kinds, INDEXES)
         self.clock.on_timer = self.source.feed.wake
         registry = registry or CollectorRegistry()
         ctx = Context(store=store, lister=self.informers, clock=self.clock, scheduler_names=scheduler_names,
@@ -279,8 +292,8 @@ class ControllerManager:
     def _resync(self) -> None:
         """Deletes cached objects a list no longer has (what kopf's re-lists do not report)."""
         self.clock.after(RESYNC, self._resync)
-        for name in KINDS:
-            items, version = self.store.list_with_version(kind_named(name))
+        for name in self.kinds:
+            items, version = self.store.list_with_version(kind_named(name), self.source.scoped.get(name, (None,))[0])
             present = {key_of(o) for o in items}
             for obj in self.informers.list(name):
                 if key_of(obj) not in present and _older(obj, version):

@@ -8,13 +8,17 @@
 // SchedulingGatesQueueAdmission feature gate on and the pod opted in, passing
 // it decides the gate's removal (Volcano's allocate.go and
 // gate/schedulinggate.go); the task is placed by a later session, once the
-// pod's update without the gate has come.
+// pod's update without the gate has come. A job with a network topology
+// goes through allocate_topology.h when its gang has a hard limit (soft ones
+// too: the session makes them hard), and is left alone while the HyperNodes
+// are not ready (a cycle, a HyperNode with two parents).
 #include <optional>
 
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "volcanic/actions/actions.h"
+#include "volcanic/actions/allocate_topology.h"
 #include "volcanic/actions/heap.h"
 #include "volcanic/framework/node_search.h"
 #include "volcanic/framework/session.h"
@@ -22,14 +26,6 @@
 
 namespace volcanic {
 namespace {
-
-// A job's pending tasks in TaskOrder, consumed front to back.
-struct TaskList {
-  std::vector<TaskInfo*> tasks;
-  size_t next = 0;
-  bool Empty() const { return next == tasks.size(); }
-  TaskInfo* Pop() { return tasks[next++]; }
-};
 
 class AllocateAction : public Action {
  public:
@@ -39,7 +35,7 @@ class AllocateAction : public Action {
     ssn.node_search().set_indexing(indexing_);
     OrderedHeap<const QueueInfo*> queues([&](auto a, auto b) { return ssn.QueueOrder(*a, *b); });
     absl::btree_map<std::string, OrderedHeap<JobInfo*>> jobs;
-    absl::flat_hash_map<JobInfo*, TaskList> pending;
+    absl::flat_hash_map<JobInfo*, Work> pending;
     bool enqueue_configured = ssn.conf().HasAction("enqueue");
     for (const auto& [key, job] : ssn.jobs()) {
       if (job->IsPending()) {
@@ -51,9 +47,9 @@ class AllocateAction : public Action {
       if (ssn.JobInvalid(*job)) continue;
       const QueueInfo* q = ssn.FindQueue(job->queue);
       if (!q) continue;
-      TaskList list = PendingTasks(ssn, *job);
-      if (list.Empty()) continue;
-      pending.emplace(job, std::move(list));
+      std::optional<Work> work = WorkOf(ssn, *job);
+      if (!work) continue;
+      pending.emplace(job, std::move(*work));
       auto [it, created] = jobs.try_emplace(q->name, [&](JobInfo* a, JobInfo* b) { return ssn.JobOrder(*a, *b); });
       if (created) queues.Push(q);
       it->second.Push(job);
@@ -64,71 +60,52 @@ class AllocateAction : public Action {
       auto& queue_jobs = jobs.at(q->name);
       if (queue_jobs.Empty()) continue;
       JobInfo* job = queue_jobs.Pop();
-      TaskList& tasks = pending.at(job);
-      std::optional<Statement> stmt = AllocateTasks(ssn, *q, job, tasks);
-      if (stmt && ssn.JobReady(*job)) {
-        stmt->Commit();
-        if (!tasks.Empty()) queue_jobs.Push(job);
-      }
+      Work& work = pending.at(job);
+      if (Allocate(ssn, *q, job, work) && !work.Empty()) queue_jobs.Push(job);
       queues.Push(q);
     }
   }
 
  private:
-  static TaskList PendingTasks(Session& ssn, const JobInfo& job) {
-    TaskList list;
-    for (const auto& [key, t] : job.tasks)
-      if (t->status == TaskStatus::kPending && !t->best_effort && (!t->gated || t->queue_gate_only))
-        list.tasks.push_back(t);
-    SortByOrder(list.tasks, [&](const TaskInfo* a, const TaskInfo* b) { return ssn.TaskOrder(*a, *b); });
-    return list;
+  // A job's pending tasks: in one list, or, for a job placed by topology
+  // (allocate_topology.h), in its gangs' worksheet.
+  struct Work {
+    TaskList tasks;
+    JobGangs* gangs = nullptr;  // a job with a network topology or gangs of its own
+    std::optional<Worksheet> worksheet;
+    bool Empty() const { return worksheet ? worksheet->Empty() : tasks.Empty(); }
+  };
+
+  static std::optional<Work> WorkOf(Session& ssn, const JobInfo& job) {
+    Work work;
+    if (job.network_topology || !job.sub_group_policies.empty()) {
+      if (!ssn.topology().tree().ready()) return std::nullopt;
+      work.gangs = &ssn.topology().GangsOf(job);
+      if (work.gangs->hard() || work.gangs->policies) work.worksheet = WorksheetOf(ssn, job, *work.gangs);
+    }
+    if (!work.worksheet) {
+      std::vector<TaskInfo*> all;
+      for (const auto& [key, t] : job.tasks) all.push_back(t);
+      work.tasks = PendingTasks(ssn, all);
+    }
+    if (work.Empty()) return std::nullopt;
+    return work;
   }
 
-  // The tasks of one job until it is ready; the statement if the job is
-  // ready or pipelined, else nothing (and the statement is discarded).
-  static std::optional<Statement> AllocateTasks(Session& ssn, const QueueInfo& q, JobInfo* job,
-                                                TaskList& tasks) {
-    Statement stmt(ssn);
-    while (!tasks.Empty()) {
-      TaskInfo* task = tasks.Pop();
-      if (!ssn.Allocatable(q, *task)) {
-        ssn.NoteSkipped(*task, absl::StrCat("Queue <", q.name, "> is overused when considering task <", task->name,
-                                            ">, ignore it."));
-        continue;
-      }
-      if (task->gated) {
-        if (ssn.features().queue_allocation_gate && task->queue_gate_opt_in) ssn.Ungate(*task);
-        continue;
-      }
-      if (const FitErrors* role_errors = ssn.RoleFitErrors(*task)) {
-        // Volcano skips a role that already failed predicates; its reason is
-        // the role's.
-        ssn.SetFitErrors(*task, *role_errors);
-        continue;
-      }
-      if (absl::Status pre = ssn.PrePredicate(*task); !pre.ok()) {
-        FitErrors fe;
-        for (size_t i = 0; i < ssn.nodes().size(); ++i) fe.AddNode({std::string(pre.message())});
-        ssn.SetFitErrors(*task, std::move(fe));
-        break;
-      }
-      FitErrors fe;
-      NodeSearch::Result r = ssn.node_search().Find(*task, true, &fe);
-      if (!r.node) {
-        ssn.SetFitErrors(*task, std::move(fe));
-        if (ssn.NeedContinueAllocating(*job)) continue;
-        break;
-      }
-      if (r.fits_idle) {
-        stmt.Allocate(task, r.node);
-      } else {
-        stmt.Pipeline(task, r.node);
-      }
-      if (ssn.JobReady(*job)) break;
+  // One round of the job; whether it committed.
+  static bool Allocate(Session& ssn, const QueueInfo& q, JobInfo* job, Work& work) {
+    if (work.worksheet) {
+      std::optional<TopologyPlacement> placed = AllocateInTopology(ssn, q, job, *work.worksheet, *work.gangs);
+      if (!placed || !ssn.JobReady(*job)) return false;
+      placed->stmt.Commit();
+      placed->Decided(*work.gangs, ssn.topology().tree());
+      return true;
     }
-    if (ssn.JobReady(*job) || ssn.JobPipelined(*job)) return stmt;
-    stmt.Discard();
-    return std::nullopt;
+    TopologyUnit* gang = work.gangs && !work.gangs->gangs.empty() ? &work.gangs->gangs.front() : nullptr;
+    std::optional<Statement> stmt = AllocateTasks(ssn, q, job, work.tasks, {{}, gang});
+    if (!stmt || !ssn.JobReady(*job)) return false;
+    stmt->Commit();
+    return true;
   }
 
   bool indexing_;

@@ -507,6 +507,8 @@ absl::StatusOr<JobInfo> ParsePodGroup(const json& obj, const ParseOptions& opts)
       ASSIGN_OR_RETURN(j.min_resources,
                        f.Resources(*spec, "minResources", "spec", {}, nullptr, &SchedulerReadsMinResource));
     }
+    ASSIGN_OR_RETURN(j.network_topology, ParseNetworkTopology(*spec, f, "spec"));
+    ASSIGN_OR_RETURN(j.sub_group_policies, ParseSubGroupPolicies(*spec, f));
   } else {
     j.queue = opts.default_queue;
   }

@@ -19,6 +19,7 @@
 #include "volcanic/api/placement.h"
 #include "volcanic/api/queue_sums.h"
 #include "volcanic/api/resource.h"
+#include "volcanic/api/topology.h"
 #include "volcanic/api/vgpu.h"
 #include "volcanic/api/volumes.h"
 
@@ -176,6 +177,9 @@ struct JobInfo {
   std::map<std::string, int32_t> min_task_member;
   std::optional<Resource> min_resources;
   ResourceNameRefs resource_names;  // the names this PodGroup's object uses
+  // spec.networkTopology and spec.subGroupPolicy (topology.h).
+  std::optional<NetworkTopology> network_topology;
+  std::vector<SubGroupPolicy> sub_group_policies;
   std::string phase;  // PodGroup status.phase (sessions change it with SetPhase; an upsert resets it)
   std::vector<PodGroupCondition> conditions;
   // The PodGroup's status as read, to tell what a session changed.

@@ -34,7 +34,8 @@ bool SameView(const JobInfo& a, const JobInfo& b) {
          a.conditions == b.conditions && a.status_phase == b.status_phase &&
          a.status_conditions == b.status_conditions && a.status_counts == b.status_counts &&
          a.status_known == b.status_known && a.creation_ms == b.creation_ms && a.preemptable == b.preemptable &&
-         a.labels == b.labels && a.annotations == b.annotations;
+         a.labels == b.labels && a.annotations == b.annotations && a.network_topology == b.network_topology &&
+         a.sub_group_policies == b.sub_group_policies;
 }
 
 bool SameView(const QueueInfo& a, const QueueInfo& b) {
@@ -76,6 +77,7 @@ absl::StatusOr<Cache::Change> Cache::Upsert(const json& obj) {
   if (kind == "Node") return UpsertNode(obj);
   if (kind == "PodGroup") return UpsertPodGroup(obj);
   if (kind == "Queue") return UpsertQueue(obj);
+  if (kind == "HyperNode") return UpsertHyperNode(obj);
   if (kind == "PriorityClass") {
     ASSIGN_OR_RETURN(PriorityClassInfo pc, ParsePriorityClass(obj));
     priority_classes_[pc.name] = std::move(pc);
@@ -283,6 +285,24 @@ absl::StatusOr<Cache::Change> Cache::UpsertPodGroup(const json& obj) {
   return Change::kChanged;
 }
 
+absl::StatusOr<Cache::Change> Cache::UpsertHyperNode(const json& obj) {
+  ASSIGN_OR_RETURN(HyperNodeSpec spec, ParseHyperNode(obj));
+  auto it = hypernode_specs_.find(spec.name);
+  if (it != hypernode_specs_.end() && it->second == spec) return Change::kUnchanged;
+  hypernode_specs_[spec.name] = std::move(spec);
+  hypernode_tree_stale_ = true;
+  return Change::kChanged;
+}
+
+const HyperNodeTree& Cache::HyperNodes() {
+  if (ready_nodes_stale_) IndexReadyNodes();
+  if (hypernode_tree_stale_) {
+    hypernode_tree_.Build(hypernode_specs_, ready_nodes_);
+    hypernode_tree_stale_ = false;
+  }
+  return hypernode_tree_;
+}
+
 absl::Status Cache::Delete(const std::string& kind, const std::string& name, const std::string& ns) {
   std::string key = (ns.empty() ? "default" : ns) + "/" + name;
   if (kind == "Pod") {
@@ -308,6 +328,8 @@ absl::Status Cache::Delete(const std::string& kind, const std::string& name, con
     EnsureDefaultQueues();
   } else if (kind == "PriorityClass") {
     priority_classes_.erase(name);
+  } else if (kind == "HyperNode") {
+    hypernode_tree_stale_ |= hypernode_specs_.erase(name) > 0;
   } else if (kind == "Namespace") {
     namespace_labels_.erase(name);
   } else if (kind == "PersistentVolume") {
@@ -394,6 +416,7 @@ void Cache::IndexReadyNodes() {
     ready_totals_.used += node->used;
   }
   ready_nodes_stale_ = false;
+  hypernode_tree_stale_ = true;
 }
 
 NodeInfo* Cache::FindNode(const std::string& name) const {

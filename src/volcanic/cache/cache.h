@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "volcanic/api/parse.h"
 #include "volcanic/api/types.h"
+#include "volcanic/cache/hypernode_tree.h"
 
 namespace volcanic {
 
@@ -87,6 +88,9 @@ class Cache {
   // How many times a new pod brought its gang to minAvailable pods (only
   // grows): a loop may start a session early when it does.
   uint64_t gangs_filled() const { return gangs_filled_; }
+  // The HyperNodes over the Ready nodes (hypernode_tree.h), rebuilt only
+  // after a HyperNode or the Ready nodes changed.
+  const HyperNodeTree& HyperNodes();
   // Pods with required pod anti-affinity terms: they constrain other pods.
   const absl::flat_hash_set<const TaskInfo*>& anti_affinity_tasks() const { return anti_affinity_tasks_; }
 
@@ -95,6 +99,7 @@ class Cache {
   absl::StatusOr<Change> UpsertNode(const json& obj);
   absl::StatusOr<Change> UpsertPodGroup(const json& obj);
   absl::StatusOr<Change> UpsertQueue(const json& obj);
+  absl::StatusOr<Change> UpsertHyperNode(const json& obj);
   void AttachTask(TaskInfo* t);
   void DetachTask(TaskInfo* t);
   void DeleteTask(const std::string& key);
@@ -125,6 +130,9 @@ class Cache {
   absl::btree_set<int32_t> free_class_ids_;              // lowest reused first
   absl::flat_hash_map<std::string, Labels> namespace_labels_;
   Volumes volumes_;
+  absl::btree_map<std::string, HyperNodeSpec> hypernode_specs_;
+  HyperNodeTree hypernode_tree_;
+  bool hypernode_tree_stale_ = true;
   absl::flat_hash_set<const TaskInfo*> anti_affinity_tasks_;
   std::vector<NodeInfo*> ready_nodes_;
   std::vector<NodeInfo*> tainted_ready_nodes_;

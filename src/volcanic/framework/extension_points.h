@@ -114,6 +114,25 @@ using CardChoiceFn = std::function<std::optional<GpuGrants>(const TaskInfo&, con
 // makes the session pick stale nodes. Nullptr: never node-local.
 using NodeLocalFn = std::function<bool(const TaskInfo&)>;
 
+// Network topology (framework/topology.h). HyperNodeGradient: the HyperNodes
+// under `hypernode` (an index in the session's HyperNodeTree) where the gang
+// may go, grouped by tier, lowest tier first; the search takes the first group
+// where the gang fits. nullopt abstains (the default is {{hypernode}}); an
+// empty list means nowhere. HyperNodeOrder: adds a finite score per candidate
+// HyperNode to (*scores)[i] (never resizes it); higher is better.
+enum class SearchPurpose : uint8_t { kAllocate, kEvict };
+using HyperNodeGradients = std::vector<std::vector<int>>;
+struct TopologyUnit;
+using HyperNodeGradientFn =
+    std::function<std::optional<HyperNodeGradients>(const TopologyUnit&, int hypernode, SearchPurpose)>;
+using HyperNodeOrderFn = std::function<void(const TopologyUnit&, absl::Span<const int>, std::vector<double>*)>;
+// A job's gangs (Volcano's sub-jobs; topology.h TopologyUnit), asked only for
+// jobs with a subGroupPolicy: SubJobReady (AND; neutral true), SubJobPipelined
+// (a vote; neutral kAbstain) and SubJobOrder (as the orders above).
+using SubJobPredicateFn = std::function<bool(const TopologyUnit&)>;
+using SubJobVoteFn = std::function<int(const TopologyUnit&)>;
+using SubJobOrderFn = std::function<int(const TopologyUnit&, const TopologyUnit&)>;
+
 // How the session combines the answers of the plugins that define a point
 // (tiers.h): the rule each combined Session method applies.
 enum class Combination : uint8_t {
@@ -164,7 +183,12 @@ enum class Combination : uint8_t {
   X(OnDeallocate, on_deallocate, TaskEventFn, nullptr, kEach, false)                                \
   X(Reserve, reserve, ReserveFn, nullptr, kEach, false)                                             \
   X(Unreserve, unreserve, UnreserveFn, nullptr, kEach, false)                                       \
-  X(CardChoice, card_choice, CardChoiceFn, nullptr, kFirstAnswer, false)
+  X(CardChoice, card_choice, CardChoiceFn, nullptr, kFirstAnswer, false)                           \
+  X(HyperNodeGradient, hypernode_gradient, HyperNodeGradientFn, "enabledHyperNodeGradient", kFirstAnswer, false) \
+  X(HyperNodeOrder, hypernode_order, HyperNodeOrderFn, "enabledHyperNodeOrder", kSum, false)      \
+  X(SubJobReady, subjob_ready, SubJobPredicateFn, "enabledSubJobReady", kAllTrue, false)             \
+  X(SubJobPipelined, subjob_pipelined, SubJobVoteFn, "enabledSubJobPipelined", kVote, false)         \
+  X(SubJobOrder, subjob_order, SubJobOrderFn, "enabledSubJobOrder", kFirstNonZero, false)
 
 // The extension points by kind (for timing, Decisions::plugin_timings), and
 // the plugin's own session hooks after them.

@@ -78,17 +78,20 @@ NodeSearch::Fit NodeSearch::Evaluate(const TaskInfo& task, const NodeInfo& node,
   return kFitIdle;
 }
 
-NodeSearch::Result NodeSearch::Find(const TaskInfo& task, bool resource_check, FitErrors* errors) {
+NodeSearch::Result NodeSearch::Find(const TaskInfo& task, bool resource_check, FitErrors* errors,
+                                    absl::Span<NodeInfo* const> within) {
+  if (!within.empty()) return FindGeneric(task, resource_check, within, errors);
   if (indexing_ && resource_check && task.class_id >= 0 && ssn_.NodeLocal(task))
     return FindIndexed(task, errors);
-  return FindGeneric(task, resource_check, errors);
+  return FindGeneric(task, resource_check, ssn_.nodes(), errors);
 }
 
-NodeSearch::Result NodeSearch::FindGeneric(const TaskInfo& task, bool resource_check, FitErrors* errors) {
+NodeSearch::Result NodeSearch::FindGeneric(const TaskInfo& task, bool resource_check,
+                                           absl::Span<NodeInfo* const> nodes, FitErrors* errors) {
   std::vector<NodeInfo*> groups[2];
   std::vector<std::string> reasons;
   FitErrors fe;
-  for (NodeInfo* node : ssn_.nodes()) {
+  for (NodeInfo* node : nodes) {
     reasons.clear();
     ResourceId short_of;
     Fit fit = Evaluate(task, *node, resource_check, &short_of, &reasons);

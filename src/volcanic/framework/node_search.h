@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/types/span.h"
 #include "volcanic/api/types.h"
 #include "volcanic/framework/fit_errors.h"
 
@@ -59,8 +60,10 @@ class NodeSearch {
   };
   // With `resource_check` false (backfill's best-effort tasks) only the
   // plugins' predicates and a pod slot free now (node Idle) are checked, and
-  // every fitting node counts as idle.
-  Result Find(const TaskInfo& task, bool resource_check, FitErrors* errors);
+  // every fitting node counts as idle. `within`: only these nodes (a
+  // HyperNode's), each checked; empty: every node.
+  Result Find(const TaskInfo& task, bool resource_check, FitErrors* errors,
+              absl::Span<NodeInfo* const> within = {});
   uint64_t changes() const { return change_log_.size(); }
   // Indices (in Session::nodes()) of the nodes whose accounting changed, in
   // order, repeats included: read from a cursor to catch up on changes.
@@ -82,7 +85,8 @@ class NodeSearch {
                std::vector<std::string>* reasons) const;
   // "Insufficient <resource>", interned once per resource.
   int InsufficientReasonId(ResourceId r);
-  Result FindGeneric(const TaskInfo& task, bool resource_check, FitErrors* errors);
+  Result FindGeneric(const TaskInfo& task, bool resource_check, absl::Span<NodeInfo* const> nodes,
+                     FitErrors* errors);
   Result FindIndexed(const TaskInfo& task, FitErrors* errors);
   ClassIndex& Index(const TaskInfo& task);
   void Refresh(ClassIndex& ci, const TaskInfo& task, const std::vector<int>& node_indices);

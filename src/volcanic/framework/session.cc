@@ -63,6 +63,7 @@ void Session::TimedHook(PluginSlot& slot, HookKind kind, F call) {
 absl::Status Session::Open() {
   auto start = std::chrono::steady_clock::now();
   nodes_ = &cache_.ReadyNodes();
+  topology_ = std::make_unique<SessionTopology>(cache_.HyperNodes());
   total_resource_ = cache_.ReadyAllocatable();
   for (const auto& [name, q] : cache_.queues()) queues_.emplace(name, &q);
   for (const auto& [key, job] : cache_.jobs()) {
@@ -331,6 +332,34 @@ std::optional<GpuGrants> Session::CardChoice(const TaskInfo& t, const NodeInfo& 
     for (const auto& fn : tier)
       if (auto grants = fn(t, n)) return grants;
   return std::nullopt;
+}
+
+HyperNodeGradients Session::HyperNodeGradient(const TopologyUnit& u, int hypernode, SearchPurpose purpose) const {
+  for (const auto& tier : hypernode_gradient_)
+    for (const auto& fn : tier)
+      if (auto gradients = fn(u, hypernode, purpose)) return *gradients;
+  return {{hypernode}};
+}
+
+bool Session::SubJobReady(const JobInfo& job, const TopologyUnit& gang) const {
+  return job.sub_group_policies.empty() ? JobReady(job) : AllTrue(subjob_ready_, gang);
+}
+
+bool Session::SubJobPipelined(const JobInfo& job, const TopologyUnit& gang) const {
+  return job.sub_group_policies.empty() ? JobPipelined(job) : Vote(subjob_pipelined_, gang);
+}
+
+bool Session::SubJobOrder(const TopologyUnit& l, const TopologyUnit& r) const {
+  if (int c = FirstNonZero(subjob_order_, l, r)) return c < 0;
+  if (l.match_index != r.match_index) return l.match_index < r.match_index;
+  return l.id < r.id;
+}
+
+std::vector<double> Session::HyperNodeScores(const TopologyUnit& u, absl::Span<const int> hypernodes) const {
+  std::vector<double> scores(hypernodes.size(), 0.0);
+  for (const auto& tier : hypernode_order_)
+    for (const auto& fn : tier) fn(u, hypernodes, &scores);
+  return scores;
 }
 
 void Session::KeepAllocatedAtOpen(const TaskInfo& t) {

@@ -33,6 +33,7 @@
 #include "volcanic/framework/plugin_handle.h"
 #include "volcanic/framework/registry.h"
 #include "volcanic/framework/tiers.h"
+#include "volcanic/framework/topology.h"
 
 namespace volcanic {
 
@@ -151,6 +152,20 @@ class Session {
   // than copying every job's at open (Volcano's drf does).
   const Resource& AllocatedAtOpen(const JobInfo& job) const;
   void Bind(TaskInfo* t);                        // commit of an allocation
+  // Network topology: the HyperNodes and the gangs' state (topology.h).
+  SessionTopology& topology() { return *topology_; }
+  const SessionTopology& topology() const { return *topology_; }
+  // The first plugin's gradients, else {{hypernode}} (Volcano's
+  // HyperNodeGradientForJobFn / ForSubJobFn).
+  HyperNodeGradients HyperNodeGradient(const TopologyUnit& u, int hypernode, SearchPurpose purpose) const;
+  // A gang of the job: for a job without subGroupPolicy, JobReady and
+  // JobPipelined; else the plugins' SubJobReady and SubJobPipelined.
+  bool SubJobReady(const JobInfo& job, const TopologyUnit& gang) const;
+  bool SubJobPipelined(const JobInfo& job, const TopologyUnit& gang) const;
+  // l goes first; falls back to the first matched value, then the id.
+  bool SubJobOrder(const TopologyUnit& l, const TopologyUnit& r) const;
+  // Σ of the plugins' scores per candidate (Volcano's HyperNodeOrderMapFn, summed).
+  std::vector<double> HyperNodeScores(const TopologyUnit& u, absl::Span<const int> hypernodes) const;
   // The first plugin's choice of vGPU cards for the task on the node (the
   // CardChoice point), if any.
   std::optional<GpuGrants> CardChoice(const TaskInfo& t, const NodeInfo& n) const;
@@ -171,6 +186,12 @@ class Session {
   // Why tasks did not fit, per job (Volcano's job.NodesFitErrors).
   void SetFitErrors(const TaskInfo& t, FitErrors errors);
   const FitErrors* FindFitErrors(const TaskInfo& t) const;
+  // Forgets the job's fit errors (Volcano's ResetFitErr): each HyperNode a
+  // gang is tried in starts clean.
+  void ClearFitErrors(const JobInfo& job) {
+    fit_errors_.erase(&job);
+    job_fit_errors_.erase(&job);
+  }
   // The fit errors of the first task of t's role (a non-empty role) that
   // fit no node in this session: Volcano skips the rest of the role.
   const FitErrors* RoleFitErrors(const TaskInfo& t) const;
@@ -245,6 +266,7 @@ class Session {
 
   bool answers_outlive_session_ = true;
   std::unique_ptr<NodeSearch> node_search_;
+  std::unique_ptr<SessionTopology> topology_;
   struct JobFits {
     absl::btree_map<std::string, FitErrors> by_task;     // task key -> errors
     std::map<std::string, std::string> first_by_role;  // role -> first failing task key

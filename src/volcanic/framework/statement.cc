@@ -5,12 +5,12 @@
 namespace volcanic {
 
 void Statement::Allocate(TaskInfo* t, NodeInfo* n) {
-  ops_.push_back({Kind::kAllocate, t, t->status, t->node});
+  ops_.push_back({Kind::kAllocate, t, t->status, t->node, n});
   ssn_.AllocateTask(t, n);
 }
 
 void Statement::Pipeline(TaskInfo* t, NodeInfo* n) {
-  ops_.push_back({Kind::kPipeline, t, t->status, t->node});
+  ops_.push_back({Kind::kPipeline, t, t->status, t->node, n});
   ssn_.PipelineTask(t, n);
 }
 

@@ -33,6 +33,7 @@ class Statement {
     TaskInfo* task;
     TaskStatus prev_status;  // to restore on Discard
     NodeInfo* prev_node;
+    NodeInfo* to = nullptr;  // where an allocate or pipeline put it
   };
   const std::vector<Op>& ops() const { return ops_; }
 

@@ -15,6 +15,7 @@ absl::Status RegisterBuiltinPlugins(Registry& r) {
   RETURN_IF_ERROR(r.AddPlugin("predicates", NewPredicatesPlugin));
   RETURN_IF_ERROR(r.AddPlugin("nodeorder", NewNodeOrderPlugin));
   RETURN_IF_ERROR(r.AddPlugin("binpack", NewBinpackPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("network-topology-aware", NewNetworkTopologyAwarePlugin));
   RETURN_IF_ERROR(r.AddPlugin("overcommit", NewOvercommitPlugin));
   RETURN_IF_ERROR(r.AddPlugin("capacity", NewCapacityPlugin));
   RETURN_IF_ERROR(r.AddPlugin("sla", NewSlaPlugin));

@@ -38,12 +38,31 @@ bool IsPipelined(const JobInfo& j) {
   return j.WaitingTaskNum() + j.ReadyTaskNum() + j.pending_best_effort >= j.min_available;
 }
 
+// Whether each subGroupPolicy of the job has at least its minSubGroups gangs
+// that `meets` (Volcano's CheckSubJobValid, CheckSubJobReady and
+// CheckSubJobPipelined); true for a job without policies.
+template <typename Meets>
+bool GangsMeet(Session& ssn, const JobInfo& job, Meets meets) {
+  if (job.sub_group_policies.empty()) return true;
+  const JobGangs& g = ssn.topology().GangsOf(job);
+  absl::flat_hash_map<std::string, int32_t> have;
+  for (const TopologyUnit& gang : g.gangs)
+    if (meets(gang)) ++have[gang.group];
+  for (const auto& [group, min] : g.min_gangs)
+    if (have[group] < min) return false;
+  return true;
+}
+
 class GangPlugin : public Plugin {
  public:
   void OnSessionOpen(PluginHandle& h) override {
-    h.AddJobValidFn([](const JobInfo& job) -> std::optional<ValidateResult> {
+    Session& ssn = h.session();
+    h.AddJobValidFn([&ssn](const JobInfo& job) -> std::optional<ValidateResult> {
       if (!RolesMeet(job, kValidMask, false))
         return ValidateResult{false, "NotEnoughPodsOfTask", "Not enough valid pods of each task for gang-scheduling"};
+      if (!GangsMeet(ssn, job, [](const TopologyUnit&) { return true; }))
+        return ValidateResult{false, "NotEnoughPodsOfTask",
+                              "Not enough valid subGroups of each task for gang-scheduling"};
       if (int valid = job.ValidTaskNum(); valid < job.min_available)
         return ValidateResult{false, "NotEnoughTasks",
                               absl::StrCat("Not enough valid tasks for gang-scheduling, valid: ", valid,
@@ -55,10 +74,21 @@ class GangPlugin : public Plugin {
       if (lr == rr) return 0;
       return lr ? 1 : -1;  // jobs not yet ready go first
     });
-    h.AddJobReadyFn([](const JobInfo& job) { return RolesMeet(job, kReadyMask, true) && IsReady(job); });
-    h.AddJobPipelinedFn([](const JobInfo& job) {
-      bool ok = RolesMeet(job, kReadyMask | Mask(TaskStatus::kPipelined), true) && IsPipelined(job);
+    h.AddJobReadyFn([&ssn](const JobInfo& job) {
+      return RolesMeet(job, kReadyMask, true) && GangsMeet(ssn, job, [](const TopologyUnit& g) { return g.Ready(); }) &&
+             IsReady(job);
+    });
+    h.AddJobPipelinedFn([&ssn](const JobInfo& job) {
+      bool ok = RolesMeet(job, kReadyMask | Mask(TaskStatus::kPipelined), true) &&
+                GangsMeet(ssn, job, [](const TopologyUnit& g) { return g.Pipelined(); }) && IsPipelined(job);
       return ok ? kPermit : kReject;
+    });
+    h.AddSubJobReadyFn([](const TopologyUnit& g) { return g.Ready(); });
+    h.AddSubJobPipelinedFn([](const TopologyUnit& g) { return g.Pipelined() ? kPermit : kReject; });
+    h.AddSubJobOrderFn([](const TopologyUnit& l, const TopologyUnit& r) {
+      bool lr = l.Ready(), rr = r.Ready();
+      if (lr == rr) return 0;
+      return lr ? 1 : -1;  // gangs not yet ready go first
     });
     h.AddJobStarvingFn([](const JobInfo& job) {
       return job.WaitingTaskNum() + job.ReadyTaskNum() < job.min_available;

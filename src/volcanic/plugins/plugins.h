@@ -27,6 +27,7 @@ PluginOr NewSlaPlugin(const Arguments& args);
 PluginOr NewDeviceSharePlugin(const Arguments& args);
 PluginOr NewFgdPlugin(const Arguments& args);
 PluginOr NewRandomPlugin(const Arguments& args);
+PluginOr NewNetworkTopologyAwarePlugin(const Arguments& args);
 
 // The card order of the first deviceshare plugin `conf` configures with vGPU
 // sharing on (deviceshare.VGPUEnable), if any: fgd scores over its cards.

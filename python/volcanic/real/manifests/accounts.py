@@ -3,7 +3,7 @@ each of Volcano's three components reads and writes, and no more."""
 
 from __future__ import annotations
 
-from volcanic.kube.kinds import BATCH, BUS, SCHEDULING
+from volcanic.kube.kinds import BATCH, BUS, SCHEDULING, TOPOLOGY
 from volcanic.kube.objects import Obj
 from volcanic.real.manifests.names import NAMESPACE, account
 
@@ -18,22 +18,25 @@ LEASES = _rule(["coordination.k8s.io"], ["leases"], ["get", "create", "update"])
 EVENTS = _rule(["", "events.k8s.io"], ["events"], ["create", "patch", "update"])
 
 RULES: dict[str, list[Obj]] = {
-    # vc-scheduler: reads the cluster, binds, evicts, writes PodGroup/Queue status and pod conditions,
-    # updates pods to remove the queue-allocation gate (Volcano's role allows patch for it), and
-    # binds volumes (a PV's claimRef, a claim's selected-node annotation).
+    # vc-scheduler: reads the cluster (HyperNodes included, for network-topology-aware scheduling),
+    # binds, evicts, writes PodGroup/Queue status and pod conditions, updates pods to remove the
+    # queue-allocation gate (Volcano's role allows patch for it), and binds volumes (a PV's
+    # claimRef, a claim's selected-node annotation).
     "scheduler": [
         _rule([""], ["pods"], READ + ["update", "delete"]), _rule([""], ["pods/binding"], ["create"]),
         _rule([""], ["persistentvolumes", "persistentvolumeclaims"], READ + ["update", "patch"]),
         _rule(["storage.k8s.io"], ["storageclasses"], READ),
         _rule([""], ["pods/status"], ["update", "patch"]), _rule([""], ["nodes", "namespaces"], READ),
         _rule(["scheduling.k8s.io"], ["priorityclasses"], READ), _rule([SCHEDULING], ["podgroups", "queues"], READ),
-        _rule([SCHEDULING], ["podgroups"], ["update", "patch"]),
+        _rule([TOPOLOGY], ["hypernodes"], READ), _rule([SCHEDULING], ["podgroups"], ["update", "patch"]),
         _rule([SCHEDULING], ["queues/status"], ["update", "patch"]), LEASES, EVENTS],
-    # job, PodGroup, queue and GC controllers, job plugins (svc, ssh, PVCs), Commands.
+    # job, PodGroup, queue, GC and hyperNode controllers, job plugins (svc, ssh, PVCs), Commands;
+    # the hyperNode-controller reads nodes and its ConfigMap and writes HyperNodes and their status.
     "controller-manager": [
         _rule([BATCH], ["jobs"], WRITE), _rule([BATCH], ["jobs/status", "jobs/finalizers"], ["update", "patch"]),
         _rule([BUS], ["commands"], READ + ["delete"]), _rule([SCHEDULING], ["podgroups", "queues"], WRITE),
-        _rule([SCHEDULING], ["queues/status"], ["update", "patch"]),
+        _rule([SCHEDULING], ["queues/status"], ["update", "patch"]), _rule([TOPOLOGY], ["hypernodes"], WRITE),
+        _rule([TOPOLOGY], ["hypernodes/status"], ["update", "patch"]),
         _rule([""], ["pods", "services", "configmaps", "secrets", "persistentvolumeclaims"], WRITE),
         _rule(["networking.k8s.io"], ["networkpolicies"], WRITE), _rule([""], ["namespaces", "nodes"], READ),
         _rule(["scheduling.k8s.io"], ["priorityclasses"], READ), _rule(["apps"], ["replicasets", "statefulsets"], READ),

@@ -7,7 +7,7 @@ creates or updates the whole configurations (volcanic.real.registrations applies
 command installs them.
 
 Which paths: `--enabled-admission`, Volcano's flag, defaulting to what its chart enables and
-volcanic serves (jobs, queues, podgroups validation). The pod webhooks are opt-in, as in the
+volcanic serves (jobs, queues, podgroups and hypernodes validation). The pod webhooks are opt-in, as in the
 chart, and then never block a pod volcanic does not own: /pods/validate is called only for
 pods whose schedulerName is one of volcanic's (a matchCondition), and /pods/mutate, which may
 not know (resource groups), has failurePolicy Ignore instead of Fail.
@@ -22,7 +22,8 @@ from volcanic.kube.kinds import ADMITTED
 from volcanic.kube.objects import Obj
 from volcanic.real.manifests.names import NAMESPACE, SERVICE
 
-DEFAULT_ADMISSIONS = ("/jobs/mutate", "/jobs/validate", "/podgroups/validate", "/queues/mutate", "/queues/validate")
+DEFAULT_ADMISSIONS = ("/jobs/mutate", "/jobs/validate", "/podgroups/validate", "/queues/mutate", "/queues/validate",
+                      "/hypernodes/validate")
 
 # path -> (webhook name, group, version, resource, operations), the operations being those
 # the embedded admission chain calls the path's rules for.
@@ -30,7 +31,7 @@ WEBHOOKS: dict[str, tuple[str, str, str, str, tuple[str, ...]]] = {
     f"/{kind.plural}/{phase}": (f"{phase}{kind.name.lower()}.volcano.sh", kind.group, kind.version, kind.plural,
                                 OPERATIONS[(kind.name, phase)])
     for kind in ADMITTED if kind.admission.webhook
-    for phase in ("mutate", "validate")
+    for phase in ("mutate", "validate") if OPERATIONS[(kind.name, phase)]  # HyperNodes: validate only
 }
 
 
