@@ -139,6 +139,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from volcanic.bench.real import REAL_PRESETS, run_real
     from volcanic.bench.replay import REPLAY_PRESETS, run_replay
     from volcanic.bench.run import load_plugin_file
+    from volcanic.bench.topology import TOPOLOGY_PRESETS, run_topology
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr)
@@ -153,7 +154,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         (REAL_PRESETS, lambda: run_real(args.preset, floor=args.floor, log=progress, rounds=args.rounds), _show_real),
         (COLD_START_PRESETS, lambda: run_cold_start(args.preset, log=progress), _show_cold_start),
         (REPLAY_PRESETS, lambda: run_replay(args.preset), _show_replay),
-        (E2E_PRESETS, lambda: run_e2e(args.preset, seed=args.seed), _show_e2e)]
+        (E2E_PRESETS, lambda: run_e2e(args.preset, seed=args.seed), _show_e2e),
+        (TOPOLOGY_PRESETS, lambda: run_topology(args.preset), _show_topology)]
     run, show = next(((r, sh) for presets, r, sh in benches if args.preset in presets), (session, _show_session))
     result = run()
     if args.json:
@@ -211,6 +213,13 @@ def _show_e2e(result: dict[str, Any], args: argparse.Namespace) -> None:
     print(f"  peak RSS  {result['peak_rss_mb']} MB")
 
 
+def _show_topology(result: dict[str, Any], args: argparse.Namespace) -> None:
+    print(f"preset {result['preset']}: network-topology gangs on leaves and spines, one session")
+    for r in result["sizes"]:
+        print(f"  {r['nodes']} nodes, {r['jobs']} jobs, {r['pods']} pods: allocate {r['allocate_s']:.3f} s, "
+              f"{r['placed']} pods placed, {r['outside_their_tier']} gangs outside their tier")
+
+
 def _show_session(result: dict[str, Any], args: argparse.Namespace) -> None:
     scorer = f", scorer {args.scorer}" if args.scorer else ""
     print(f"preset {result['preset']}: {result['nodes']} nodes, {result['pods']} pods (seed {args.seed}{scorer})")
@@ -249,11 +258,12 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="time one session on a synthetic cluster")
     b.add_argument("--preset", choices=["small", "medium", "large", "e2e-small", "e2e-medium", "admission",
                                         "real-gang", "real-gang-small", "replay-openb", "cold-start",
-                                        "cold-start-small"],
+                                        "cold-start-small", "topology", "topology-small"],
                    default="medium", help="small/medium/large: one session; e2e-*: a whole workload in the "
                    "embedded cluster; admission: the HTTPS admission webhook; real-gang*: Volcano's gang "
                    "benchmark on a dev cluster; replay-openb: the openb GPU trace replayed; cold-start: start to "
-                   "first bind at 5,000 nodes and 140,000 pods (docs/benchmark.md)")
+                   "first bind at 5,000 nodes and 140,000 pods; topology*: network-topology gangs on 1,000 and "
+                   "10,000 nodes (docs/benchmark.md)")
     b.add_argument("--floor", metavar="DIR", help="real-gang*: apiserver-floor's directory; measure the API "
                    "server's floor beside each run and report the ratio to it")
     b.add_argument("--rounds", type=positive_int, metavar="N", help="real-gang*: runs per size, each beside a repeat "

@@ -1,5 +1,6 @@
 #include "volcanic/actions/allocate_topology.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -145,12 +146,42 @@ void TopologyPlacement::Decided(JobGangs& g, const HyperNodeTree& tree) const {
   for (const auto& [gi, hn] : gang_hypernodes) g.gangs[gi].allocated = tree.Lca(g.gangs[gi].allocated, hn);
 }
 
+namespace {
+
+// The order to try a gradient's HyperNodes in, when each trial's score is
+// known before it runs: the job has one gang left to place and, in each
+// HyperNode, that gang's search is the HyperNode alone, so a trial's score is
+// the gang's HyperNodeOrder score there, which Volcano takes after the dry
+// runs are undone, on the state as it is now. Best score first (ties in the
+// gradient's order): the first HyperNode that takes the job is the one
+// trying them all would choose. nullopt when some score is not known so.
+std::optional<std::vector<int>> KnownBestFirst(Session& ssn, const Worksheet& ws, JobGangs& g,
+                                               const std::vector<int>& gradient) {
+  if (ws.tasks.size() != 1 || gradient.size() < 2) return std::nullopt;
+  const TopologyUnit& gang = g.gangs[ws.tasks.begin()->first];
+  for (int hn : gradient) {
+    HyperNodeGradients inner = ssn.HyperNodeGradient(gang, hn, SearchPurpose::kAllocate);
+    if (inner.size() > 1 || (inner.size() == 1 && inner[0] != std::vector<int>{hn})) return std::nullopt;
+  }
+  std::vector<double> scores;
+  for (int hn : gradient) scores.push_back(ssn.HyperNodeScores(gang, {hn}).front());
+  std::vector<int> order(gradient.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return scores[a] > scores[b]; });
+  std::vector<int> out;
+  for (int i : order) out.push_back(gradient[i]);
+  return out;
+}
+
+}  // namespace
+
 std::optional<TopologyPlacement> AllocateInTopology(Session& ssn, const QueueInfo& q, JobInfo* job, Worksheet& ws,
                                                     JobGangs& g) {
   int top = ssn.topology().tree().top();
   for (const std::vector<int>& gradient : ssn.HyperNodeGradient(g.whole, top, SearchPurpose::kAllocate)) {
+    std::optional<std::vector<int>> known = KnownBestFirst(ssn, ws, g, gradient);
     std::vector<JobTrial> trials;
-    for (int hn : gradient) {
+    for (int hn : known ? *known : gradient) {
       std::vector<int> before;
       for (const TopologyUnit& gang : g.gangs) before.push_back(gang.allocated);
       JobTrial trial = TryJob(ssn, q, job, ws, g, hn);
@@ -159,6 +190,7 @@ std::optional<TopologyPlacement> AllocateInTopology(Session& ssn, const QueueInf
       for (auto it = trial.stmts.rbegin(); it != trial.stmts.rend(); ++it) it->Discard();
       trial.stmts.clear();
       if (keep) trials.push_back(std::move(trial));
+      if (keep && known) break;  // the best that takes it
     }
     if (trials.empty()) continue;
     std::vector<double> scores;

@@ -163,9 +163,14 @@ std::vector<int> HyperNodeTree::Ancestors(int from) const {
 int HyperNodeTree::Lca(int a, int b) const {
   if (a == kNone) return b;
   if (b == kNone) return a;
-  std::vector<int> of_b = Ancestors(b);
-  for (int x : Ancestors(a))
-    if (std::find(of_b.begin(), of_b.end(), x) != of_b.end()) return x;
+  // Walks parent links (no allocation: node scores ask this per node); the
+  // counts bound the walks on a tree that is not ready (a cycle).
+  int steps = size();
+  for (int x = a; x != kNone && steps-- > 0; x = hypernodes_[x].parent) {
+    int inner = size();
+    for (int y = b; y != kNone && inner-- > 0; y = hypernodes_[y].parent)
+      if (x == y) return x;
+  }
   return kNone;
 }
 

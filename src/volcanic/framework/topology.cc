@@ -75,7 +75,7 @@ JobGangs SessionTopology::Build(const JobInfo& job) const {
   g.policies = !job.sub_group_policies.empty();
   TopologyUnit& whole = g.whole;
   whole.job = &job;
-  whole.id = job.uid;
+  whole.id = job.key;
   whole.min_available = job.min_available;
   whole.with_topology = job.network_topology.has_value();
   whole.limit = Limit(job.network_topology, std::nullopt);
@@ -92,7 +92,7 @@ JobGangs SessionTopology::Build(const JobInfo& job) const {
         policy = &p;
         break;
       }
-    std::string id = policy ? absl::StrCat(job.uid, "/", policy->name, "-", absl::StrJoin(*values, "-")) : job.uid;
+    std::string id = policy ? absl::StrCat(job.key, "/", policy->name, "-", absl::StrJoin(*values, "-")) : job.key;
     auto [it, added] = by_id.try_emplace(id);
     TopologyUnit& u = it->second;
     if (added) {
@@ -113,6 +113,7 @@ JobGangs SessionTopology::Build(const JobInfo& job) const {
     if (t->status == TaskStatus::kPending) u.min_resource += t->resreq;
   }
   for (auto& [id, u] : by_id) {
+    for (const TaskInfo* t : u.tasks) g.gang_of[t] = static_cast<int>(g.gangs.size());
     if (u.with_topology) {
       std::vector<TaskInfo*> placed;
       for (TaskInfo* t : u.tasks)

@@ -37,7 +37,7 @@ struct TopologyLimit {
 // values of its matchLabelKeys, or the job's other pods (its default gang).
 struct TopologyUnit {
   const JobInfo* job = nullptr;
-  std::string id;     // Volcano's SubJobID: "<job uid>/<policy>-<values>", the job's uid for the default
+  std::string id;     // Volcano's SubJobID: "<ns>/<job>/<policy>-<values>", "<ns>/<job>" for the default
   std::string group;  // its policy's name; "" for the default gang
   int match_index = 0;           // the first matched value as a number (0 if not one): the gang order
   int32_t min_available = 0;     // subGroupSize; the default gang: the job's minMember, or 1 beside policies
@@ -58,6 +58,7 @@ struct TopologyUnit {
 struct JobGangs {
   TopologyUnit whole;               // the job (its gradient: the PodGroup's minResources)
   std::vector<TopologyUnit> gangs;  // by id
+  absl::flat_hash_map<const TaskInfo*, int> gang_of;  // task -> index in gangs
   absl::btree_map<std::string, int32_t> min_gangs;  // policy -> minSubGroups (those above 0)
   bool policies = false;            // the PodGroup has a subGroupPolicy
   // Volcano's ContainsHardTopology: the gradient search places it.

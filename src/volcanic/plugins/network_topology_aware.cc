@@ -46,7 +46,7 @@ class NetworkTopologyAware : public Plugin {
     });
     h.AddEventHandler([this](const TaskInfo& t) { Count(t, +1); }, [this](const TaskInfo& t) { Count(t, -1); });
     // Other pods' scores follow the HyperNodes' use, which every placement changes.
-    if (!args_.normal_pods) h.SetNodeLocal([](const TaskInfo& t) { return !t.job || !t.job->network_topology; });
+    if (!args_.normal_pods) h.SetNodeLocal([this](const TaskInfo& t) { return !GangOf(t) || !GangOf(t)->with_topology; });
   }
 
  private:
@@ -79,7 +79,8 @@ class NetworkTopologyAware : public Plugin {
       counted_.erase(it);
     }
     if (node < 0) return;
-    for (int hn : tree_->Ancestors(tree_->Lowest(node))) {
+    int steps = tree_->size();
+    for (int hn = tree_->Lowest(node); hn != HyperNodeTree::kNone && steps-- > 0; hn = tree_->at(hn).parent) {
       if (sign > 0) {
         sums_[hn].used += t.resreq;
       } else {
@@ -159,23 +160,27 @@ class NetworkTopologyAware : public Plugin {
     return weights > 0 ? score / weights : 0;
   }
 
-  // The share of the gang's pods on the HyperNode's nodes.
-  double TaskShare(int hn, const std::vector<TaskInfo*>& tasks) const {
-    if (tasks.empty() || hn == HyperNodeTree::kNone) return 0;
-    int on = 0;
+  // How many of the gang's pods each HyperNode holds (a pod counts in its
+  // node's lowest HyperNode and their ancestors), for the tie-break.
+  absl::flat_hash_map<int, int> PodsPerHyperNode(const std::vector<TaskInfo*>& tasks) const {
+    absl::flat_hash_map<int, int> on;
     for (const TaskInfo* t : tasks)
-      if (t->node && t->node->index >= 0 && tree_->Contains(hn, t->node->index)) ++on;
-    return static_cast<double>(on) / static_cast<double>(tasks.size());
+      if (t->node && t->node->index >= 0)
+        for (int hn : tree_->Ancestors(tree_->Lowest(t->node->index))) ++on[hn];
+    return on;
   }
 
-  // Adds the share of the gang on each of the best-scored entries, when
-  // there are several (Volcano's tie-break), then scales.
+  // Volcano's tie-break: when several entries share the best score, each of
+  // them gains the share of the gang's pods its HyperNode holds.
   template <typename HyperNodeOf>
   void BreakTies(std::vector<double>& raw, const std::vector<TaskInfo*>& tasks, HyperNodeOf hypernode_of) const {
     double best = *std::max_element(raw.begin(), raw.end());
-    if (std::count(raw.begin(), raw.end(), best) > 1)
-      for (size_t i = 0; i < raw.size(); ++i)
-        if (raw[i] == best) raw[i] += TaskShare(hypernode_of(i), tasks);
+    if (tasks.empty() || std::count(raw.begin(), raw.end(), best) < 2) return;
+    absl::flat_hash_map<int, int> on = PodsPerHyperNode(tasks);
+    for (size_t i = 0; i < raw.size(); ++i) {
+      auto it = raw[i] == best ? on.find(hypernode_of(i)) : on.end();
+      if (it != on.end()) raw[i] += static_cast<double>(it->second) / static_cast<double>(tasks.size());
+    }
   }
 
   void ScoreHyperNodes(const TopologyUnit& u, absl::Span<const int> hns, std::vector<double>* scores) const {
@@ -191,19 +196,25 @@ class NetworkTopologyAware : public Plugin {
   void ScoreNodes(const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) const {
     if (nodes.empty()) return;
     std::vector<double> raw(nodes.size(), 0.0);
-    if (t.job && t.job->network_topology) {
-      int gang = ssn_->topology().Placing(t);
-      if (gang == HyperNodeTree::kNone) return;
-      for (size_t i = 0; i < nodes.size(); ++i) raw[i] = Closeness(tree_->LeafOf(nodes[i]->index), gang);
-      std::vector<TaskInfo*> tasks;
-      for (const auto& [key, task] : t.job->tasks) tasks.push_back(task);
-      BreakTies(raw, tasks, [&](size_t i) { return tree_->LeafOf(nodes[i]->index); });
+    if (const TopologyUnit* gang = GangOf(t); gang && gang->with_topology) {
+      int placing = ssn_->topology().Placing(t);
+      if (placing == HyperNodeTree::kNone) return;
+      for (size_t i = 0; i < nodes.size(); ++i) raw[i] = Closeness(tree_->LeafOf(nodes[i]->index), placing);
+      BreakTies(raw, gang->tasks, [&](size_t i) { return tree_->LeafOf(nodes[i]->index); });
     } else if (args_.normal_pods) {
       for (size_t i = 0; i < nodes.size(); ++i) raw[i] = Fullness(t, nodes[i]->index);
     } else {
       return;
     }
     for (size_t i = 0; i < raw.size(); ++i) (*scores)[i] += Scaled(raw[i]);
+  }
+
+  // The task's gang, for a job with a topology or gangs of its own.
+  const TopologyUnit* GangOf(const TaskInfo& t) const {
+    if (!t.job || (!t.job->network_topology && t.job->sub_group_policies.empty())) return nullptr;
+    JobGangs& g = ssn_->topology().GangsOf(*t.job);
+    auto it = g.gang_of.find(&t);
+    return it == g.gang_of.end() ? nullptr : &g.gangs[it->second];
   }
 
   // networkTopologyAwareScore: 1 in the gang's HyperNode, else by the tier of
