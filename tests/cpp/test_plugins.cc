@@ -167,7 +167,7 @@ TEST_CASE("configuration errors name the unknown thing and list the known ones")
     return std::string(conf.status().message());
   };
   REQUIRE(bad(R"({"actions": "allocate, teleport"})") ==
-          "scheduler configuration: unknown action \"teleport\"; known actions: allocate, backfill, enqueue, preempt, reclaim");
+          "scheduler configuration: unknown action \"teleport\"; known actions: allocate, backfill, enqueue, gangpreempt, gangreclaim, preempt, reclaim, shuffle");
   REQUIRE(bad(OneTier("allocate", R"({"name": "magic"})")).rfind("unknown plugin \"magic\"; known plugins: ", 0) == 0);
   REQUIRE(bad(OneTier("allocate", R"({"name": "binpack", "arguments": {"binpack.wieght": 2}})")) ==
           "plugin binpack: unknown argument \"binpack.wieght\"; known arguments: binpack.weight, binpack.cpu, "

@@ -27,7 +27,8 @@ constexpr int64_t kNowMs = 1'700'000'000'000;
 
 // What volcanic.schedule passes to the engine; other kinds are skipped.
 const std::set<std::string> kSchedulerKinds = {"Node", "Pod", "PodGroup", "Queue", "PriorityClass", "Namespace",
-                                               "HyperNode"};
+                                               "HyperNode", "PodDisruptionBudget", "ResourceQuota",
+                                               "Numatopology"};
 
 const json& Scenarios() {
   static const json all = [] {

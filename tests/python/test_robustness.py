@@ -159,10 +159,12 @@ def test_a_kind_that_is_not_a_string_is_an_invalid_object(kind):
         volcanic.schedule([{"kind": kind, "metadata": {"name": "a"}}])
 
 
-def test_a_refused_preempt_argument_is_a_config_error():
+@pytest.mark.parametrize("argument", [{"enableTopologyAwarePreemption": "sometimes"},
+                                      {"minCandidateNodesAbsolute": -1}, {"noSuchSwitch": True}])
+def test_a_bad_preempt_argument_is_a_config_error_naming_it(argument):
     conf = {"actions": "preempt", "tiers": [{"plugins": [{"name": "gang"}]}],
-            "configurations": [{"name": "preempt", "arguments": {"enableTopologyAwarePreemption": True}}]}
-    with pytest.raises(volcanic.ConfigError, match="enableTopologyAwarePreemption"):
+            "configurations": [{"name": "preempt", "arguments": argument}]}
+    with pytest.raises(volcanic.ConfigError, match=next(iter(argument))):
         volcanic.Scheduler(conf)
 
 

@@ -4,6 +4,7 @@
 #   tools/volcano-e2e/run.sh SUITE [extra test-binary flags, e.g. --ginkgo.focus=REGEX]
 #   (after tools/volcano-e2e/build.sh; SCHED_EXTRA: more flags for `volcanic scheduler`)
 #   SUITE: jobp jobseq schedulingbase schedulingaction admission schedulinggates vcctl
+#          hypernode gangevict
 #
 # What it sets up, after Volcano's hack/run-e2e-kind.sh and Makefile (e2e-test-<suite>):
 #   - volcanic's dev cluster (etcd, kube-apiserver, kube-controller-manager, kwok) in its own
@@ -15,6 +16,15 @@
 #     control plane in the cluster's total: without it overcommit (factor 1.2) refuses to
 #     enqueue the preemptor of "preemption only works in the same queue" (16 of 16 CPUs used,
 #     8 asked for, 3.2 idle), in Volcano as in volcanic;
+#   - for hypernode 8, for gangevict 4 more kwok nodes kwok-node-<i> of KWOK_NODE_CPU (8) /
+#     KWOK_NODE_MEMORY (8Gi) / 110 pods, label type=kwok, role agent, tainted
+#     kwok.x-k8s.io/node=fake:NoSchedule (CI's E2E_TYPE=HYPERNODE / GANGEVICT, install-kwok-nodes
+#     in run-e2e-kind.sh); the suites build their HyperNode trees over them, and gangevict
+#     replaces the whole volcano-scheduler-ci.conf key of the ConfigMap below with its own conf.
+#     Each holds a pod kindnet-kwok-node-<i> (kube-system, 100m CPU / 50Mi): kind's kindnet
+#     DaemonSet tolerates every taint and so runs on CI's kwok nodes too, and hypernode's
+#     "Case 1.2", "2.1" and "3.1" size their filler pods around it (without it volcanic
+#     places the Jobs on nodes those specs mean to be full). KINDNET_PODS=0 leaves them out;
 #   - `volcanic install`, then those of Volcano's CRDs volcanic does not install (HyperNode,
 #     JobFlow, JobTemplate, CronJob), from Volcano's config/crd;
 #   - ConfigMap volcano-system/integration-scheduler-configmap, key volcano-scheduler-ci.conf,
@@ -52,10 +62,12 @@ SUMMARY=$LOGS/$SUITE.summary
 CLUSTER=$RUN/cluster
 KUBECONFIG=$CLUSTER/admin.kubeconfig
 KUBECTL=$HOME/.cache/volcanic/k8s/v1.34.4/bin/kubectl
+KWOK_NODE_CPU=${KWOK_NODE_CPU:-8}
+KWOK_NODE_MEMORY=${KWOK_NODE_MEMORY:-8Gi}
 export PYTHONPATH=$MAIN/python PYTHONUNBUFFERED=1
 
 case "$SUITE" in
-  jobp|jobseq|schedulingbase|schedulingaction|admission|schedulinggates|vcctl) ;;
+  jobp|jobseq|schedulingbase|schedulingaction|admission|schedulinggates|vcctl|hypernode|gangevict) ;;
   *) echo "run.sh: unknown suite $SUITE" >&2; exit 2 ;;
 esac
 [ -x "$BIN/$SUITE.test" ] || { echo "run.sh: $BIN/$SUITE.test missing; run $ROOT/build.sh" >&2; exit 2; }
@@ -100,7 +112,8 @@ STAGES=$RUN/kwok-stages.yaml
 say "starting dev cluster in $CLUSTER"
 python3 "$ROOT/cluster.py" up "$CLUSTER" "$STAGES" >>"$RUN/run.log" 2>&1 || { say "dev cluster failed"; tail -30 "$RUN/run.log" >&2; exit 1; }
 
-# 2. Four untainted workers and a tainted control plane, shaped as Volcano CI's kind nodes.
+# 2. Four untainted workers and a tainted control plane, shaped as Volcano CI's kind nodes,
+#    and the suite's kwok nodes.
 for name in control-plane worker-1 worker-2 worker-3 worker-4; do
   if [ "$name" = control-plane ]; then
     role='    node-role.kubernetes.io/control-plane: ""'
@@ -131,6 +144,58 @@ $taints
 ---
 EOF
 done | kc apply -f - >>"$RUN/run.log" 2>&1 || { say "creating nodes failed"; exit 1; }
+# The suite's kwok nodes (run-e2e-kind.sh's create-kwok-node), for the suites CI gives them.
+KWOK_NODES=0
+case "$SUITE" in hypernode) KWOK_NODES=8 ;; gangevict) KWOK_NODES=4 ;; esac
+if [ "$KWOK_NODES" -gt 0 ]; then
+  for i in $(seq 0 $((KWOK_NODES - 1))); do
+    cat <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  annotations:
+    node.alpha.kubernetes.io/ttl: "0"
+    kwok.x-k8s.io/node: fake
+  labels:
+    beta.kubernetes.io/arch: amd64
+    beta.kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    kubernetes.io/hostname: kwok-node-$i
+    kubernetes.io/os: linux
+    kubernetes.io/role: agent
+    node-role.kubernetes.io/agent: ""
+    type: kwok
+  name: kwok-node-$i
+spec:
+  taints:
+  - effect: NoSchedule
+    key: kwok.x-k8s.io/node
+    value: fake
+status:
+  capacity: {cpu: "$KWOK_NODE_CPU", memory: $KWOK_NODE_MEMORY, pods: "110"}
+  allocatable: {cpu: "$KWOK_NODE_CPU", memory: $KWOK_NODE_MEMORY, pods: "110"}
+---
+EOF
+  done | kc apply -f - >>"$RUN/run.log" 2>&1 || { say "creating kwok nodes failed"; exit 1; }
+  say "kwok nodes kwok-node-0..$((KWOK_NODES - 1)): $KWOK_NODE_CPU CPU / $KWOK_NODE_MEMORY each"
+  # kind's kindnet DaemonSet tolerates every taint, so in CI each kwok node also holds a kindnet
+  # pod requesting 100m CPU / 50Mi; the hypernode specs size their filler pods around it.
+  if [ "${KINDNET_PODS:-1}" = 1 ]; then
+    for i in $(seq 0 $((KWOK_NODES - 1))); do
+      cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: kindnet-kwok-node-$i, namespace: kube-system, labels: {app: kindnet}}
+spec:
+  nodeName: kwok-node-$i
+  tolerations: [{operator: Exists}]
+  containers:
+  - {name: kindnet-cni, image: kindnet, resources: {requests: {cpu: 100m, memory: 50Mi}}}
+---
+EOF
+    done | kc apply -f - >>"$RUN/run.log" 2>&1 || { say "creating kindnet pods failed"; exit 1; }
+  fi
+fi
 kc wait --for=condition=Ready node --all --timeout=120s >>"$RUN/run.log" 2>&1 || { say "nodes not Ready"; exit 1; }
 
 # 3. volcanic install, Volcano's CRDs volcanic lacks, Volcano CI's scheduler ConfigMap.

@@ -1,6 +1,6 @@
 """The schemas of Volcano's custom resources, once: `volcanic install` puts them into the
 CRDs it applies (volcanic.real.manifests), and the embedded cluster validates and defaults
-Jobs, PodGroups, Queues, Commands and HyperNodes against them on create and update, as a real
+Jobs, PodGroups, Queues, Commands, HyperNodes and Numatopologies against them on create and update, as a real
 API server does with the CRDs (volcanic.cluster.api).
 
     SCHEMAS["Job"]                    the Job CRD's openAPIV3Schema (a plain dict)
@@ -167,6 +167,19 @@ HYPERNODE_SPEC = obj(
 )
 # Typed as Volcano's CRD types it (the hyperNode-controller writes nodeCount); conditions stay open.
 HYPERNODE_STATUS = obj(conditions=array(OPEN), nodeCount={"type": "integer", "format": "int64", "minimum": 0})
+NON_NEGATIVE: Obj = {"type": "integer", "minimum": 0}
+
+
+def map_of(values: Obj) -> Obj:
+    return {"type": "object", "additionalProperties": values}
+
+
+NUMATOPO_SPEC = obj(
+    policies=map_of(STRING),
+    resReserved=map_of(STRING),
+    numares=map_of(obj(allocatable=STRING, capacity={"type": "integer"})),
+    cpuDetail=map_of(obj(numa=NON_NEGATIVE, socket=NON_NEGATIVE, core=NON_NEGATIVE)),
+)
 COMMAND_TARGET = obj(["apiVersion", "kind", "name", "uid"], apiVersion=STRING, kind=STRING, name=STRING,
                      uid=STRING, controller=BOOLEAN, blockOwnerDeletion=BOOLEAN)
 
@@ -176,6 +189,7 @@ SCHEMAS: dict[str, Obj] = {
     "Queue": _root(QUEUE_SPEC),
     "Command": _root(status=False, action=STRING, reason=STRING, message=STRING, target=COMMAND_TARGET),
     "HyperNode": _root(HYPERNODE_SPEC, status=HYPERNODE_STATUS),
+    "Numatopology": _root(NUMATOPO_SPEC, status=False),
 }
 
 

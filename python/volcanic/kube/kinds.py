@@ -11,8 +11,8 @@ from volcanic.kube.errors import InvalidObject
 
 # Volcano's API groups: the kinds in them are Volcano's CRDs.
 BATCH, SCHEDULING, BUS = "batch.volcano.sh", "scheduling.volcano.sh", "bus.volcano.sh"
-TOPOLOGY = "topology.volcano.sh"
-VOLCANO_GROUPS = (BATCH, SCHEDULING, BUS, TOPOLOGY)
+TOPOLOGY, NODEINFO = "topology.volcano.sh", "nodeinfo.volcano.sh"
+VOLCANO_GROUPS = (BATCH, SCHEDULING, BUS, TOPOLOGY, NODEINFO)
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,9 @@ KINDS = {k.name: k for k in [
     Kind("Event", "v1", "events"),
     Kind("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies"),
     Kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", namespaced=False),
+    # Read by the scheduler's pdb and resourcequota plugins; Kubernetes' controllers write their status.
+    Kind("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", status_subresource=True),
+    Kind("ResourceQuota", "v1", "resourcequotas", status_subresource=True),
     # Read by the PodGroup controller (WorkLoadSupport); their controllers are Kubernetes'.
     Kind("ReplicaSet", "apps/v1", "replicasets", status_subresource=True),
     Kind("StatefulSet", "apps/v1", "statefulsets", status_subresource=True),
@@ -125,6 +128,9 @@ KINDS = {k.name: k for k in [
                                        Column("NodeCount", ".status.nodeCount", "integer"),
                                        Column("Age", ".metadata.creationTimestamp", "date")),
          admission=Admission((), ("CREATE", "UPDATE"))),
+    # A node's NUMA layout, named after the node, written by Volcano's resource exporter and read by
+    # the scheduler's numa-aware plugin; the CRD has no status.
+    Kind("Numatopology", f"{NODEINFO}/v1alpha1", "numatopologies", namespaced=False, short_names=("numatopo",)),
 ]}
 # The kinds Volcano's admission has rules for, in the order the chain is built.
 ADMITTED = tuple(k for k in KINDS.values() if k.admission is not None)

@@ -15,5 +15,8 @@ ActionOr NewAllocateAction(const Arguments& args);
 ActionOr NewBackfillAction(const Arguments& args);
 ActionOr NewPreemptAction(const Arguments& args);
 ActionOr NewReclaimAction(const Arguments& args);
+ActionOr NewGangPreemptAction(const Arguments& args);  // gang_evict.cc
+ActionOr NewGangReclaimAction(const Arguments& args);
+ActionOr NewShuffleAction(const Arguments& args);  // shuffle.cc
 
 }  // namespace volcanic

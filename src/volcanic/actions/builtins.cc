@@ -12,6 +12,9 @@ absl::Status RegisterBuiltinActions(Registry& r) {
   RETURN_IF_ERROR(r.AddAction("backfill", NewBackfillAction));
   RETURN_IF_ERROR(r.AddAction("preempt", NewPreemptAction));
   RETURN_IF_ERROR(r.AddAction("reclaim", NewReclaimAction));
+  RETURN_IF_ERROR(r.AddAction("gangpreempt", NewGangPreemptAction));
+  RETURN_IF_ERROR(r.AddAction("gangreclaim", NewGangReclaimAction));
+  RETURN_IF_ERROR(r.AddAction("shuffle", NewShuffleAction));
   return absl::OkStatus();
 }
 

@@ -14,6 +14,7 @@
 #include "absl/container/btree_map.h"
 #include "volcanic/actions/actions.h"
 #include "volcanic/actions/heap.h"
+#include "volcanic/actions/preempt_candidates.h"
 #include "volcanic/actions/victims.h"
 #include "volcanic/api/errors.h"
 #include "volcanic/framework/session.h"
@@ -24,6 +25,8 @@ namespace {
 
 class PreemptAction : public Action {
  public:
+  explicit PreemptAction(CandidateSearch search) : search_(search) {}
+
   void Execute(Session& ssn) override {
     absl::btree_map<std::string, std::vector<JobInfo*>> starving;  // by queue
     for (const auto& [key, job] : ssn.jobs()) {
@@ -45,9 +48,16 @@ class PreemptAction : public Action {
   bool Preempt(Session& ssn, Statement& stmt, TaskInfo* preemptor, const VictimFilter& filter) {
     if (preemptor->preemption_policy == "Never") return false;
     if (failed_.KnownToFail(ssn, *preemptor) || !ssn.PrePredicate(*preemptor).ok()) return false;
+    if (PreemptOnSomeNode(ssn, stmt, preemptor, filter)) return true;
+    failed_.Failed(ssn, *preemptor);
+    return false;
+  }
+
+  bool PreemptOnSomeNode(Session& ssn, Statement& stmt, TaskInfo* preemptor, const VictimFilter& filter) {
+    if (search_.enabled)
+      return PreemptOnBestCandidate(ssn, stmt, preemptor, PreemptionNodes(ssn, *preemptor, false), filter, search_);
     for (NodeInfo* node : PreemptionNodes(ssn, *preemptor, true))
       if (EvictAndPipeline(ssn, stmt, preemptor, node, filter, VictimRule::kPreemptable)) return true;
-    failed_.Failed(ssn, *preemptor);
     return false;
   }
 
@@ -97,24 +107,21 @@ class PreemptAction : public Action {
     }
   }
 
+  CandidateSearch search_;
   FailedPreemptors failed_;
 };
 
 }  // namespace
 
 ActionOr NewPreemptAction(const Arguments& args) {
-  // Volcano's topology-aware candidate search is not implemented; its
-  // switches are accepted so existing configurations load, and it must be off.
   if (auto s = args.CheckKnown({"enableTopologyAwarePreemption", "topologyAwarePreemptWorkerNum",
                                 "minCandidateNodesPercentage", "minCandidateNodesAbsolute",
                                 "maxCandidateNodesAbsolute", "predicateErrorCacheEnable"});
       !s.ok())
     return s;
-  auto topology = args.Bool("enableTopologyAwarePreemption", false);
-  if (!topology.ok()) return topology.status();
-  if (*topology)
-    return ConfigError("action preempt: argument enableTopologyAwarePreemption: true is not supported by volcanic");
-  return std::make_unique<PreemptAction>();
+  auto search = CandidateSearch::FromArguments(args);
+  if (!search.ok()) return search.status();
+  return std::make_unique<PreemptAction>(*search);
 }
 
 }  // namespace volcanic

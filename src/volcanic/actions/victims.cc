@@ -65,17 +65,27 @@ std::vector<TaskInfo*> Candidates(const NodeInfo& node, const VictimFilter& filt
 
 }  // namespace
 
+std::vector<TaskInfo*> AllowedVictims(Session& ssn, const TaskInfo& preemptor, const NodeInfo& node,
+                                      const VictimFilter& filter, VictimRule rule) {
+  std::vector<TaskInfo*> candidates = Candidates(node, filter);
+  if (candidates.empty()) return {};
+  std::vector<TaskInfo*> victims = rule == VictimRule::kPreemptable ? ssn.Preemptable(preemptor, candidates)
+                                                                    : ssn.Reclaimable(preemptor, candidates);
+  if (SessionMetrics* m = PreemptMetrics(ssn, rule)) m->preemption_victims.push_back(static_cast<int>(victims.size()));
+  if (!FreesEnough(preemptor, node, victims)) return {};
+  ssn.OrderVictims(preemptor, &victims);
+  return victims;
+}
+
+SessionMetrics* PreemptMetrics(Session& ssn, VictimRule rule) {
+  return rule == VictimRule::kPreemptable ? ssn.metrics() : nullptr;
+}
+
 bool EvictAndPipeline(Session& ssn, Statement& stmt, TaskInfo* preemptor, NodeInfo* node,
                       const VictimFilter& filter, VictimRule rule) {
-  std::vector<TaskInfo*> candidates = Candidates(*node, filter);
-  if (candidates.empty()) return false;
-  std::vector<TaskInfo*> victims = rule == VictimRule::kPreemptable ? ssn.Preemptable(*preemptor, candidates)
-                                                                    : ssn.Reclaimable(*preemptor, candidates);
-  SessionMetrics* m = rule == VictimRule::kPreemptable ? ssn.metrics() : nullptr;  // preempt's, as in Volcano
-  if (m) m->preemption_victims.push_back(static_cast<int>(victims.size()));
-  if (!FreesEnough(*preemptor, *node, victims)) return false;
-  if (m) ++m->preemption_attempts;
-  ssn.OrderVictims(*preemptor, &victims);
+  std::vector<TaskInfo*> victims = AllowedVictims(ssn, *preemptor, *node, filter, rule);
+  if (victims.empty()) return false;
+  if (SessionMetrics* m = PreemptMetrics(ssn, rule)) ++m->preemption_attempts;
   Statement trial(ssn);
   for (TaskInfo* victim : victims) {
     if (FitsAfterEvictions(ssn, *preemptor, *node)) break;

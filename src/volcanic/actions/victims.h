@@ -19,6 +19,7 @@ namespace volcanic {
 
 class Session;
 class Statement;
+struct SessionMetrics;
 
 // The action's own rule for which tasks on a node are candidates.
 using VictimFilter = std::function<bool(const TaskInfo&)>;
@@ -36,9 +37,18 @@ std::vector<NodeInfo*> PreemptionNodes(Session& ssn, const TaskInfo& preemptor, 
 // fits FutureIdle and every predicate passes.
 bool FitsAfterEvictions(const Session& ssn, const TaskInfo& preemptor, const NodeInfo& node);
 
-// Makes room for `preemptor` on `node`: the filtered candidates, the victims
-// the plugins allow (which must free enough, Volcano's ValidateVictims),
-// evicted in order until the preemptor fits, which is then pipelined there.
+// The victims the plugins allow among the filtered tasks on `node`, in
+// eviction order (Session::OrderVictims); empty when they cannot free enough
+// for the preemptor with the node's FutureIdle (Volcano's ValidateVictims).
+std::vector<TaskInfo*> AllowedVictims(Session& ssn, const TaskInfo& preemptor, const NodeInfo& node,
+                                      const VictimFilter& filter, VictimRule rule);
+
+// Where preempt counts its attempts and victims (Volcano's metrics count
+// preempt's, not reclaim's); nullptr when not collected or for reclaim.
+SessionMetrics* PreemptMetrics(Session& ssn, VictimRule rule);
+
+// Makes room for `preemptor` on `node`: its AllowedVictims, evicted in order
+// until the preemptor fits, which is then pipelined there.
 // On success the evictions and the pipeline join `stmt` and true is
 // returned; otherwise the session is as it was.
 bool EvictAndPipeline(Session& ssn, Statement& stmt, TaskInfo* preemptor, NodeInfo* node,

@@ -279,6 +279,8 @@ absl::Status ParseRequests(const json& spec, const Fields& f, TaskInfo& t) {
   t.best_effort = t.resreq.IsEmpty();
   t.nonzero_cpu = r.nonzero_cpu;
   t.nonzero_mem = r.nonzero_mem;
+  t.guaranteed = r.guaranteed;
+  t.container_cpus = std::move(r.container_cpus);
   return absl::OkStatus();
 }
 
@@ -339,6 +341,22 @@ absl::StatusOr<int64_t> ParseTimestampMs(const std::string& text) {
 
 std::string FormatTimestamp(int64_t ms) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixMillis(ms), absl::UTCTimeZone());
+}
+
+// The lastTransitionTime of the pod's PodScheduled=True condition (cdp's
+// cooldown clock), -1 without one.
+static absl::StatusOr<int64_t> PodScheduledMs(const json& status, const Fields& f) {
+  ASSIGN_OR_RETURN(const json* conds, f.Array(status, "conditions", "status"));
+  for (size_t i = 0; i < conds->size(); ++i) {
+    const json& c = (*conds)[i];
+    if (!c.is_object() || c.value("type", "") != "PodScheduled" || c.value("status", "") != "True") continue;
+    ASSIGN_OR_RETURN(auto at, f.String(c, "lastTransitionTime", absl::StrCat("status.conditions[", i, "]")));
+    if (!at || at->empty()) return -1;
+    auto ms = ParseTimestampMs(*at);
+    if (!ms.ok()) return f.Error(absl::StrCat("status.conditions[", i, "].lastTransitionTime"), std::string(ms.status().message()));
+    return *ms;
+  }
+  return -1;
 }
 
 absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
@@ -402,6 +420,13 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   if (status) {
     ASSIGN_OR_RETURN(auto p, f.String(*status, "phase", "status"));
     if (p && !p->empty()) phase = *p;
+    ASSIGN_OR_RETURN(auto started, f.String(*status, "startTime", "status"));
+    if (started && !started->empty()) {
+      auto ms = ParseTimestampMs(*started);
+      if (!ms.ok()) return f.Error("status.startTime", std::string(ms.status().message()));
+      t.start_ms = *ms;
+    }
+    ASSIGN_OR_RETURN(t.scheduled_ms, PodScheduledMs(*status, f));
   }
   t.node_name = node_name.value_or("");
   t.status = StatusFromPhase(phase, !t.node_name.empty(), m.deleting);
@@ -481,7 +506,10 @@ absl::StatusOr<JobInfo> ParsePodGroup(const json& obj, const ParseOptions& opts)
   j.uid = m.uid;
   j.key = m.ns + "/" + m.name;
   j.creation_ms = m.creation_ms;
-  if (const std::string* v = AnnotationOrLabel(m, kPreemptableKey)) j.preemptable = *v == "true";
+  if (const std::string* v = AnnotationOrLabel(m, kPreemptableKey)) {
+    j.preemptable = *v == "true";
+    j.gang_evictable = j.preemptable;
+  }
   j.labels = std::move(m.labels);
   j.annotations = std::move(m.annotations);
   ASSIGN_OR_RETURN(const json* spec, f.Find(obj, "spec", ""));
@@ -506,6 +534,7 @@ absl::StatusOr<JobInfo> ParsePodGroup(const json& obj, const ParseOptions& opts)
     if (Fields::Has(*spec, "minResources")) {
       ASSIGN_OR_RETURN(j.min_resources,
                        f.Resources(*spec, "minResources", "spec", {}, nullptr, &SchedulerReadsMinResource));
+      ASSIGN_OR_RETURN(j.quota_request, ParseQuotaList(*spec, "minResources", "spec", f));
     }
     ASSIGN_OR_RETURN(j.network_topology, ParseNetworkTopology(*spec, f, "spec"));
     ASSIGN_OR_RETURN(j.sub_group_policies, ParseSubGroupPolicies(*spec, f));
@@ -541,6 +570,28 @@ absl::StatusOr<JobInfo> ParsePodGroup(const json& obj, const ParseOptions& opts)
   return j;
 }
 
+// spec.affinity's node group lists (nullopt when absent).
+static absl::StatusOr<std::optional<QueueAffinity>> ParseQueueAffinity(const json& spec, const Fields& f) {
+  ASSIGN_OR_RETURN(const json* affinity, f.Find(spec, "affinity", "spec"));
+  if (!affinity) return std::nullopt;
+  QueueAffinity out;
+  for (const char* side : {"nodeGroupAffinity", "nodeGroupAntiAffinity"}) {
+    const std::string path = absl::StrCat("spec.affinity.", side);
+    ASSIGN_OR_RETURN(const json* groups, f.Find(*affinity, side, "spec.affinity"));
+    if (!groups) continue;
+    bool anti = std::string_view(side) == "nodeGroupAntiAffinity";
+    for (auto [field, list] : {std::pair{"requiredDuringSchedulingIgnoredDuringExecution", anti ? &out.anti_required : &out.required},
+                               std::pair{"preferredDuringSchedulingIgnoredDuringExecution", anti ? &out.anti_preferred : &out.preferred}}) {
+      ASSIGN_OR_RETURN(const json* names, f.Array(*groups, field, path));
+      for (size_t i = 0; i < names->size(); ++i) {
+        if (!(*names)[i].is_string()) return f.Error(absl::StrCat(path, ".", field, "[", i, "]"), "must be a string");
+        list->push_back((*names)[i].get<std::string>());
+      }
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<QueueInfo> ParseQueue(const json& obj) {
   Fields f(obj);
   ASSIGN_OR_RETURN(Meta m, ParseMeta(obj, f, false));
@@ -567,6 +618,7 @@ absl::StatusOr<QueueInfo> ParseQueue(const json& obj) {
     q.reclaimable = reclaimable.value_or(true);
     ASSIGN_OR_RETURN(auto parent, f.String(*spec, "parent", "spec"));
     q.parent = parent.value_or("");
+    ASSIGN_OR_RETURN(q.affinity, ParseQueueAffinity(*spec, f));
   }
   ASSIGN_OR_RETURN(const json* status, f.Find(obj, "status", ""));
   if (status) {

@@ -28,9 +28,11 @@ struct ParseOptions {
 };
 
 absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts);
-// The one field of a pod's status ParsePod reads: a caller converting objects
-// may leave the rest of the status out (most of a running pod's values).
-inline constexpr char kPodStatusRead[] = "phase";
+// What ParsePod reads of a pod's status: these fields, and of its conditions
+// only the one of this type (cdp's cooldown clock). A caller converting
+// objects may leave the rest of the status out (most of a running pod's values).
+inline constexpr const char* kPodStatusRead[] = {"phase", "startTime"};
+inline constexpr char kPodConditionRead[] = "PodScheduled";
 absl::StatusOr<NodeInfo> ParseNode(const json& obj);
 absl::StatusOr<JobInfo> ParsePodGroup(const json& obj, const ParseOptions& opts);
 absl::StatusOr<QueueInfo> ParseQueue(const json& obj);

@@ -11,14 +11,19 @@ constexpr int64_t kDefaultMilliCpuRequest = 100;
 constexpr int64_t kDefaultMemoryRequest = 200 * 1024 * 1024;
 
 struct Container {
+  std::string name;
   FormattedResource requests;
   bool has_cpu = false, has_mem = false;  // set as a request or a limit
+  bool requests_cpu = false;              // has a cpu request (or a cpu limit it defaults to)
+  int64_t limit_cpu = 0, limit_mem = 0;
   bool sidecar = false;                   // an init container with restartPolicy Always
 };
 
 // A container's requests, each missing one defaulted to its limit.
 absl::StatusOr<Container> ReadContainer(const json& c, const Fields& f, const std::string& path) {
   Container out;
+  ASSIGN_OR_RETURN(auto name, f.String(c, "name", path));
+  out.name = name.value_or("");
   ASSIGN_OR_RETURN(auto policy, f.String(c, "restartPolicy", path));
   out.sidecar = policy == "Always";
   ASSIGN_OR_RETURN(const json* res, f.Find(c, "resources", path));
@@ -41,6 +46,9 @@ absl::StatusOr<Container> ReadContainer(const json& c, const Fields& f, const st
   }
   out.has_cpu = requested("cpu") || (lim_json && lim_json->contains("cpu"));
   out.has_mem = requested("memory") || (lim_json && lim_json->contains("memory"));
+  out.requests_cpu = out.has_cpu;
+  out.limit_cpu = limits.value.Get(kCpu);
+  out.limit_mem = limits.value.Get(kMemory);
   return out;
 }
 
@@ -62,13 +70,33 @@ void FormattedResource::Max(const FormattedResource& o) {
   }
 }
 
+// Folds a container into the QoS sums: Guaranteed needs positive cpu and
+// memory limits on each, and requests equal to limits in total.
+struct QosSums {
+  bool limited = true;
+  int64_t request_cpu = 0, request_mem = 0, limit_cpu = 0, limit_mem = 0;
+  void Add(const Container& c) {
+    limited = limited && c.limit_cpu > 0 && c.limit_mem > 0;
+    request_cpu += c.requests.value.Get(kCpu);
+    request_mem += c.requests.value.Get(kMemory);
+    limit_cpu += c.limit_cpu;
+    limit_mem += c.limit_mem;
+  }
+  bool Guaranteed() const {
+    return limited && limit_cpu > 0 && request_cpu == limit_cpu && request_mem == limit_mem;
+  }
+};
+
 absl::StatusOr<PodRequests> ComputePodRequests(const json& spec, const Fields& f, const std::string& spec_path) {
   PodRequests out;
   FormattedResource& total = out.requests;
+  QosSums qos;
   ASSIGN_OR_RETURN(const json* containers, f.Array(spec, "containers", spec_path));
   for (size_t i = 0; i < containers->size(); ++i) {
     ASSIGN_OR_RETURN(Container c, ReadContainer((*containers)[i], f, absl::StrCat(spec_path, ".containers[", i, "]")));
     total.Add(c.requests);
+    qos.Add(c);
+    out.container_cpus.emplace_back(std::move(c.name), c.requests_cpu ? c.requests.value.Get(kCpu) : -1);
     out.nonzero_cpu += c.has_cpu ? c.requests.value.Get(kCpu) : kDefaultMilliCpuRequest;
     out.nonzero_mem += c.has_mem ? c.requests.value.Get(kMemory) : kDefaultMemoryRequest;
   }
@@ -76,6 +104,7 @@ absl::StatusOr<PodRequests> ComputePodRequests(const json& spec, const Fields& f
   FormattedResource sidecars, init_peak;
   for (size_t i = 0; i < inits->size(); ++i) {
     ASSIGN_OR_RETURN(Container c, ReadContainer((*inits)[i], f, absl::StrCat(spec_path, ".initContainers[", i, "]")));
+    qos.Add(c);
     if (c.sidecar) {
       // Keeps running: part of the pod's steady state, and of every later
       // init container's peak.
@@ -92,6 +121,8 @@ absl::StatusOr<PodRequests> ComputePodRequests(const json& spec, const Fields& f
   FormattedResource overhead;
   ASSIGN_OR_RETURN(overhead.value, f.Resources(spec, "overhead", spec_path, {}, &overhead.format));
   total.Add(overhead);
+  out.guaranteed = qos.Guaranteed();
+  if (!out.guaranteed) out.container_cpus.clear();
   return out;
 }
 

@@ -19,6 +19,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
@@ -43,6 +45,13 @@ struct PodRequests {
   // kube scoring's non-zero requests: the containers' cpu and memory, 100m
   // and 200Mi for a container that sets none.
   int64_t nonzero_cpu = 0, nonzero_mem = 0;
+  // Kubernetes' QoS class is Guaranteed (qos.GetPodQOS, each missing request
+  // taken as its limit, as API defaulting does): every container and init
+  // container has cpu and memory limits, and the requests sum to the limits.
+  bool guaranteed = false;
+  // For a Guaranteed pod, each container's name and cpu request in
+  // millicores (-1 without one), in order: what numa-aware assigns CPUs to.
+  std::vector<std::pair<std::string, int64_t>> container_cpus;
 };
 
 absl::StatusOr<PodRequests> ComputePodRequests(const json& spec, const Fields& f, const std::string& spec_path);

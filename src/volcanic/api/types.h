@@ -16,6 +16,7 @@
 
 #include "absl/container/btree_map.h"
 #include "nlohmann/json.hpp"
+#include "volcanic/api/namespace_policy.h"
 #include "volcanic/api/placement.h"
 #include "volcanic/api/queue_sums.h"
 #include "volcanic/api/resource.h"
@@ -75,10 +76,15 @@ struct TaskInfo {
   ResourceNameRefs resource_names;  // the names this pod's object uses
   bool best_effort = false;        // resreq empty (Volcano's IsEmpty)
   int64_t nonzero_cpu = 0, nonzero_mem = 0;  // kube scoring's non-zero requests
+  // QoS Guaranteed, and then each container's cpu request (pod_requests.h).
+  bool guaranteed = false;
+  std::vector<std::pair<std::string, int64_t>> container_cpus;
   int32_t priority = 1;
   bool preemptable = true;
   std::string priority_class_name, preemption_policy;
   int64_t creation_ms = 0;
+  int64_t start_ms = -1;  // status.startTime; -1 while the pod has not started
+  int64_t scheduled_ms = -1;  // its PodScheduled=True condition's lastTransitionTime; -1 if none
   Labels labels, annotations;
   std::shared_ptr<const Placement> placement;
   std::string class_key;           // equal keys: interchangeable for placement
@@ -176,6 +182,9 @@ struct JobInfo {
   int32_t min_available = 0;
   std::map<std::string, int32_t> min_task_member;
   std::optional<Resource> min_resources;
+  // spec.minResources with every name as written (requests.cpu, count/pods,
+  // ...), for the resourcequota plugin; nullopt when absent.
+  std::optional<QuotaList> quota_request;
   ResourceNameRefs resource_names;  // the names this PodGroup's object uses
   // spec.networkTopology and spec.subGroupPolicy (topology.h).
   std::optional<NetworkTopology> network_topology;
@@ -195,6 +204,10 @@ struct JobInfo {
   // first come, first served.
   uint64_t arrival = 0;
   bool preemptable = false;
+  // Whether gangpreempt and gangreclaim may take its pods: a PodGroup that
+  // says volcano.sh/preemptable decides, else yes (Volcano's
+  // IsJobPreemptableForGangEviction).
+  bool gang_evictable = true;
   Labels labels, annotations;
   // Tasks the last session saw, to tell a gang whose pods are still being
   // created (Session::WriteUnschedulable).
@@ -242,6 +255,13 @@ struct JobInfo {
   Resource DeductGated(const Resource& r) const { return gated_request.IsEmpty() ? r : r.SubFloorZero(gated_request); }
 };
 
+// Queue spec.affinity (the nodegroup plugin): node group names, as listed.
+struct QueueAffinity {
+  std::vector<std::string> required, preferred;            // nodeGroupAffinity
+  std::vector<std::string> anti_required, anti_preferred;  // nodeGroupAntiAffinity
+  bool operator==(const QueueAffinity&) const = default;
+};
+
 struct QueueInfo {
   std::string name, uid, parent;
   std::optional<Resource> status_allocated;  // status.allocated as read
@@ -256,6 +276,7 @@ struct QueueInfo {
   // Annotations volcano.sh/hierarchy ("root/eng/prod") and
   // volcano.sh/hierarchy-weights ("1/2/8"), read by drf's HDRF; "" if unset.
   std::string hierarchy, hierarchy_weights;
+  std::optional<QueueAffinity> affinity;  // nullopt: no spec.affinity
   bool IsOpen() const { return state == "Open"; }
 };
 

@@ -27,8 +27,8 @@
 namespace volcanic::bindings {
 namespace {
 
-// What an upsert converts of `obj`: all of it, but of a pod's status only the
-// field the cache reads (kPodStatusRead). The rest of a running pod's status
+// What an upsert converts of `obj`: all of it, but of a pod's status only what
+// the cache reads (kPodStatusRead, kPodConditionRead). The rest of a running pod's status
 // (conditions, container states, IPs) is most of its values.
 py::object CacheView(const py::handle& obj) {
   PyObject* o = obj.ptr();
@@ -37,7 +37,16 @@ py::object CacheView(const py::handle& obj) {
   if (!status || !PyDict_Check(status) || !PyUnicode_Check(kind) || PyUnicode_CompareWithASCIIString(kind, "Pod") != 0)
     return py::reinterpret_borrow<py::object>(obj);
   py::dict read;
-  if (PyObject* v = PyDict_GetItemString(status, kPodStatusRead)) read[kPodStatusRead] = py::handle(v);
+  for (const char* field : kPodStatusRead)
+    if (PyObject* v = PyDict_GetItemString(status, field)) read[field] = py::handle(v);
+  if (PyObject* conds = PyDict_GetItemString(status, "conditions"); conds && PyList_Check(conds)) {
+    py::list kept;
+    for (py::handle c : py::reinterpret_borrow<py::list>(conds)) {
+      PyObject* type = PyDict_Check(c.ptr()) ? PyDict_GetItemString(c.ptr(), "type") : nullptr;
+      if (type && PyUnicode_Check(type) && PyUnicode_CompareWithASCIIString(type, kPodConditionRead) == 0) kept.append(c);
+    }
+    read["conditions"] = kept;
+  }
   py::object view = py::reinterpret_steal<py::object>(PyDict_Copy(o));
   if (!view) throw py::error_already_set();
   view["status"] = read;

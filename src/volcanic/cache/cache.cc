@@ -13,6 +13,15 @@ std::string KindOf(const json& obj) {
 
 bool Terminal(TaskStatus s) { return In(s, kCompletedMask); }
 
+// Stores `value` under `key`: kUnchanged when it is what was there.
+template <typename T>
+Cache::Change Replace(absl::btree_map<std::string, T>& map, const std::string& key, T value) {
+  auto [it, added] = map.try_emplace(key, value);
+  if (!added && it->second == value) return Cache::Change::kUnchanged;
+  it->second = std::move(value);
+  return Cache::Change::kChanged;
+}
+
 // Whether two parses of an object give the scheduler the same view: every
 // field read from the object (what is derived from them follows; a pod's
 // placement follows its class key). Accounting the cache keeps is not read.
@@ -20,9 +29,11 @@ bool SameView(const TaskInfo& a, const TaskInfo& b) {
   return a.uid == b.uid && a.job_key == b.job_key && a.implicit_group == b.implicit_group && a.role == b.role &&
          a.index == b.index && a.resreq == b.resreq && a.priority == b.priority && a.preemptable == b.preemptable &&
          a.priority_class_name == b.priority_class_name && a.preemption_policy == b.preemption_policy &&
-         a.creation_ms == b.creation_ms && a.labels == b.labels && a.annotations == b.annotations &&
-         a.class_key == b.class_key && a.status == b.status && a.node_name == b.node_name &&
+         a.creation_ms == b.creation_ms && a.start_ms == b.start_ms && a.scheduled_ms == b.scheduled_ms &&
+         a.labels == b.labels &&
+         a.annotations == b.annotations && a.class_key == b.class_key && a.status == b.status && a.node_name == b.node_name &&
          a.observed_status == b.observed_status && a.observed_node == b.observed_node && a.assumed == b.assumed &&
+         a.guaranteed == b.guaranteed && a.container_cpus == b.container_cpus &&
          a.terminating == b.terminating && a.gated == b.gated && a.queue_gate_only == b.queue_gate_only &&
          a.claims == b.claims;
 }
@@ -30,8 +41,8 @@ bool SameView(const TaskInfo& a, const TaskInfo& b) {
 bool SameView(const JobInfo& a, const JobInfo& b) {
   return a.uid == b.uid && a.has_podgroup == b.has_podgroup && a.queue == b.queue &&
          a.priority_class_name == b.priority_class_name && a.min_available == b.min_available &&
-         a.min_task_member == b.min_task_member && a.min_resources == b.min_resources && a.phase == b.phase &&
-         a.conditions == b.conditions && a.status_phase == b.status_phase &&
+         a.min_task_member == b.min_task_member && a.min_resources == b.min_resources &&
+         a.quota_request == b.quota_request && a.phase == b.phase && a.conditions == b.conditions && a.status_phase == b.status_phase &&
          a.status_conditions == b.status_conditions && a.status_counts == b.status_counts &&
          a.status_known == b.status_known && a.creation_ms == b.creation_ms && a.preemptable == b.preemptable &&
          a.labels == b.labels && a.annotations == b.annotations && a.network_topology == b.network_topology &&
@@ -43,7 +54,7 @@ bool SameView(const QueueInfo& a, const QueueInfo& b) {
          a.weight == b.weight && a.priority == b.priority && a.capability == b.capability &&
          a.deserved == b.deserved && a.guarantee == b.guarantee && a.reclaimable == b.reclaimable &&
          a.state == b.state && a.creation_ms == b.creation_ms && a.hierarchy == b.hierarchy &&
-         a.hierarchy_weights == b.hierarchy_weights;
+         a.hierarchy_weights == b.hierarchy_weights && a.affinity == b.affinity;
 }
 
 bool SameView(const NodeInfo& a, const NodeInfo& b) {
@@ -78,6 +89,21 @@ absl::StatusOr<Cache::Change> Cache::Upsert(const json& obj) {
   if (kind == "PodGroup") return UpsertPodGroup(obj);
   if (kind == "Queue") return UpsertQueue(obj);
   if (kind == "HyperNode") return UpsertHyperNode(obj);
+  if (kind == "PodDisruptionBudget") {
+    ASSIGN_OR_RETURN(DisruptionBudget b, ParsePodDisruptionBudget(obj));
+    std::string key = b.ns + "/" + b.name;  // before b is moved from
+    return Replace(disruption_budgets_, key, std::move(b));
+  }
+  if (kind == "Numatopology") {
+    ASSIGN_OR_RETURN(NumaTopology t, ParseNumatopology(obj));
+    std::string name = t.name;
+    return numa_nodes_[name].Report(std::move(t)) ? Change::kChanged : Change::kUnchanged;
+  }
+  if (kind == "ResourceQuota") {
+    ASSIGN_OR_RETURN(QuotaStatus q, ParseResourceQuota(obj));
+    std::string key = q.ns + "/" + q.name;
+    return Replace(resource_quotas_, key, std::move(q));
+  }
   if (kind == "PriorityClass") {
     ASSIGN_OR_RETURN(PriorityClassInfo pc, ParsePriorityClass(obj));
     priority_classes_[pc.name] = std::move(pc);
@@ -330,6 +356,12 @@ absl::Status Cache::Delete(const std::string& kind, const std::string& name, con
     priority_classes_.erase(name);
   } else if (kind == "HyperNode") {
     hypernode_tree_stale_ |= hypernode_specs_.erase(name) > 0;
+  } else if (kind == "PodDisruptionBudget") {
+    disruption_budgets_.erase(key);
+  } else if (kind == "ResourceQuota") {
+    resource_quotas_.erase(key);
+  } else if (kind == "Numatopology") {
+    numa_nodes_.erase(name);
   } else if (kind == "Namespace") {
     namespace_labels_.erase(name);
   } else if (kind == "PersistentVolume") {

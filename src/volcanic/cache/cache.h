@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/container/btree_map.h"
@@ -16,6 +17,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "volcanic/api/namespace_policy.h"
+#include "volcanic/api/numa.h"
 #include "volcanic/api/parse.h"
 #include "volcanic/api/types.h"
 #include "volcanic/cache/hypernode_tree.h"
@@ -55,6 +58,17 @@ class Cache {
   const absl::flat_hash_map<std::string, PriorityClassInfo>& priority_classes() const {
     return priority_classes_;
   }
+  // PodDisruptionBudgets and ResourceQuotas by "ns/name" (so a namespace's
+  // are adjacent), for the pdb and resourcequota plugins.
+  const absl::btree_map<std::string, DisruptionBudget>& disruption_budgets() const { return disruption_budgets_; }
+  const absl::btree_map<std::string, QuotaStatus>& resource_quotas() const { return resource_quotas_; }
+  // NUMA layouts by node name (Numatopology objects; api/numa.h), which the
+  // numa-aware plugin refreshes at session open and assigns CPUs of at close.
+  absl::btree_map<std::string, NumaNode>& numa_nodes() { return numa_nodes_; }
+  // When (session clock, ms) the tdm plugin last looked for victims on closed
+  // revocable zones; nullopt: never. It must outlive a session (Volcano keeps
+  // it in a package global), and belongs to this scheduler, not the process.
+  std::optional<int64_t>& tdm_last_evict_ms() { return tdm_last_evict_ms_; }
   // The Ready nodes by name, each NodeInfo::index its position there (-1 for
   // the others), and the sum of their allocatable: what a session opens over,
   // rebuilt only after a node came, went or changed (O(1) otherwise).
@@ -125,6 +139,10 @@ class Cache {
   absl::flat_hash_map<std::string, std::unique_ptr<TaskInfo>> tasks_;
   absl::btree_map<std::string, QueueInfo> queues_;
   absl::flat_hash_map<std::string, PriorityClassInfo> priority_classes_;
+  absl::btree_map<std::string, DisruptionBudget> disruption_budgets_;
+  absl::btree_map<std::string, QuotaStatus> resource_quotas_;
+  absl::btree_map<std::string, NumaNode> numa_nodes_;
+  std::optional<int64_t> tdm_last_evict_ms_;
   absl::flat_hash_map<std::string, int32_t> class_ids_;  // class key -> id
   std::vector<TaskClass> classes_;                       // by class id
   absl::btree_set<int32_t> free_class_ids_;              // lowest reused first

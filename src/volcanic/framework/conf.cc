@@ -201,4 +201,14 @@ absl::StatusOr<SchedulerConf> ParseSchedulerConf(const json& conf, const Registr
   return out;
 }
 
+bool HierarchyEnabled(const SchedulerConf& conf, std::string_view plugin) {
+  for (const Tier& tier : conf.tiers)
+    for (const PluginOption& p : tier.plugins) {
+      if (p.name != plugin) continue;
+      auto it = p.flags.find("enableHierarchy");
+      return it != p.flags.end() && it->second;
+    }
+  return false;
+}
+
 }  // namespace volcanic

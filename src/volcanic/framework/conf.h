@@ -90,6 +90,11 @@ class Registry;
 absl::StatusOr<SchedulerConf> ParseSchedulerConf(const json& conf, const Registry& registry);
 absl::StatusOr<SchedulerConf> ParseSchedulerConf(const json& conf);
 
+// Volcano's ssn.HierarchyEnabled(plugin): the first entry of `plugin` decides,
+// and only an explicit `enableHierarchy: true` turns it on (unlike the other
+// enable flags, it has no default).
+bool HierarchyEnabled(const SchedulerConf& conf, std::string_view plugin);
+
 // The enable flags Volcano knows (reference §4.4).
 const std::vector<std::string>& KnownEnableFlags();
 

@@ -92,6 +92,24 @@ using BatchNodeOrderFn =
 // answer: nullopt.
 using EvictableFn = std::function<std::optional<std::vector<TaskInfo*>>(
     const TaskInfo&, const std::vector<TaskInfo*>&)>;
+// UnifiedEvictable: the victims gangpreempt and gangreclaim may take
+// (Volcano's UnifiedEvictableFn), told what is evicting: combined as
+// Preemptable, without a flag (as in Volcano). Neutral answer: nullopt.
+enum class EvictionKind : uint8_t { kGangPreempt, kGangReclaim };
+struct EvictionContext {
+  EvictionKind kind;
+  const JobInfo* job;  // the preemptor's or reclaimer's job
+  int hypernode;       // the domain the victims are on (a HyperNodeTree index)
+};
+using UnifiedEvictableFn = std::function<std::optional<std::vector<TaskInfo*>>(const EvictionContext&,
+                                                                               const std::vector<TaskInfo*>&)>;
+// VictimTasks: the tasks the plugin wants evicted now (the shuffle action's
+// question), from the candidates it is offered (Running tasks) or of its own
+// choosing (tdm names pods on closed revocable zones). Within the first tier
+// where some callback names a victim, the answers are united. Neutral
+// answer: no victim. Asked once per shuffle, it may record that it was
+// asked (tdm keeps when it last looked, in the Cache).
+using VictimTasksFn = std::function<std::vector<TaskInfo*>(const std::vector<TaskInfo*>&)>;
 // Event handlers: the task was placed (allocated or pipelined, or its
 // eviction undone) or released (evicted, or its placement undone). Every
 // on_allocate is matched by an on_deallocate if the session undoes it.
@@ -148,6 +166,10 @@ enum class Combination : uint8_t {
   kSum,            // scores add up
   kVictims,        // within the first tier that answers, the answers intersect
   kFirstAnswer,    // the first plugin, in tier order, that answers
+  // VictimTasks: within the first tier where some callback names a victim,
+  // the answers are united (kVictims intersects, and an empty answer there
+  // is a veto; here it is only "nothing to evict").
+  kFirstTierUnion,
 };
 
 // The extension points, one line each:
@@ -179,6 +201,8 @@ enum class Combination : uint8_t {
   X(BatchNodeOrder, batch_node_order, BatchNodeOrderFn, "enableNodeOrder", kSum, true)              \
   X(Preemptable, preemptable, EvictableFn, "enablePreemptable", kVictims, true)                     \
   X(Reclaimable, reclaimable, EvictableFn, "enableReclaimable", kVictims, true)                     \
+  X(UnifiedEvictable, unified_evictable, UnifiedEvictableFn, nullptr, kVictims, false)             \
+  X(VictimTasks, victim_tasks, VictimTasksFn, "enabledVictim", kFirstTierUnion, false)             \
   X(OnAllocate, on_allocate, TaskEventFn, nullptr, kEach, false)                                    \
   X(OnDeallocate, on_deallocate, TaskEventFn, nullptr, kEach, false)                                \
   X(Reserve, reserve, ReserveFn, nullptr, kEach, false)                                             \

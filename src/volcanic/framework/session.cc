@@ -316,6 +316,14 @@ std::vector<TaskInfo*> Session::Reclaimable(const TaskInfo& p, const std::vector
   return Victims<TaskInfo*>(reclaimable_, p, c);
 }
 
+std::vector<TaskInfo*> Session::UnifiedEvictable(const EvictionContext& ctx, const std::vector<TaskInfo*>& c) const {
+  return Victims<TaskInfo*>(unified_evictable_, ctx, c);
+}
+
+std::vector<TaskInfo*> Session::VictimTasks(const std::vector<TaskInfo*>& candidates) const {
+  return FirstTierUnion<TaskInfo*>(victim_tasks_, candidates);
+}
+
 // State changes.
 void Session::Reserve(TaskInfo* t, const NodeInfo& n) {
   for (const auto& tier : reserve_)

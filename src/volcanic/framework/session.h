@@ -135,6 +135,9 @@ class Session {
   bool AnswersOutliveSession() const { return answers_outlive_session_; }
   std::vector<TaskInfo*> Preemptable(const TaskInfo& preemptor, const std::vector<TaskInfo*>& candidates) const;
   std::vector<TaskInfo*> Reclaimable(const TaskInfo& reclaimer, const std::vector<TaskInfo*>& candidates) const;
+  std::vector<TaskInfo*> UnifiedEvictable(const EvictionContext& ctx, const std::vector<TaskInfo*>& candidates) const;
+  // The tasks the plugins want evicted (shuffle), by the kFirstTierUnion rule.
+  std::vector<TaskInfo*> VictimTasks(const std::vector<TaskInfo*>& candidates) const;
   bool HasNodeOrder() const;
   // Volcano's BuildVictimsPriorityQueue as a sort, first evicted first: tasks
   // of one job in reverse TaskOrder, tasks of jobs in different queues by

@@ -108,4 +108,21 @@ std::vector<T> Victims(const Tiers& tiers, const Args&... args) {
   return {};
 }
 
+// VictimTasks: the first tier where some callback names a victim decides:
+// the union of its answers, each task once, in the order first named; none
+// when no tier names one. (Volcano unites into one set across tiers and
+// stops at the first tier that leaves it non-empty: the same answer.)
+template <typename T, typename Tiers, typename... Args>
+std::vector<T> FirstTierUnion(const Tiers& tiers, const Args&... args) {
+  for (const auto& tier : tiers) {
+    std::vector<T> victims;
+    absl::flat_hash_set<T> seen;
+    for (const auto& fn : tier)
+      for (T v : fn(args...))
+        if (seen.insert(v).second) victims.push_back(v);
+    if (!victims.empty()) return victims;
+  }
+  return {};
+}
+
 }  // namespace volcanic

@@ -22,6 +22,14 @@ absl::Status RegisterBuiltinPlugins(Registry& r) {
   RETURN_IF_ERROR(r.AddPlugin("deviceshare", NewDeviceSharePlugin));
   RETURN_IF_ERROR(r.AddPlugin("fgd", NewFgdPlugin));
   RETURN_IF_ERROR(r.AddPlugin("random", NewRandomPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("pdb", NewPdbPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("resourcequota", NewResourceQuotaPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("resource-strategy-fit", NewResourceStrategyFitPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("nodegroup", NewNodeGroupPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("tdm", NewTdmPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("cdp", NewCdpPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("task-topology", NewTaskTopologyPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("numa-aware", NewNumaAwarePlugin));
   return absl::OkStatus();
 }
 

@@ -48,25 +48,13 @@ using capacity::QueueAttr;
 
 constexpr const char* kName = "capacity";
 
-// Volcano's ssn.HierarchyEnabled: the first `capacity` entry's
-// enableHierarchy, false when not given (unlike other enable flags).
-bool HierarchyEnabled(const SchedulerConf& conf) {
-  for (const Tier& tier : conf.tiers)
-    for (const PluginOption& p : tier.plugins) {
-      if (p.name != kName) continue;
-      auto it = p.flags.find("enableHierarchy");
-      return it != p.flags.end() && it->second;
-    }
-  return false;
-}
-
 class CapacityPlugin : public Plugin {
  public:
   explicit CapacityPlugin(int ancestor_reclaim_level) : level_(ancestor_reclaim_level) {}
 
   void OnSessionOpen(PluginHandle& h) override {
     Session& ssn = h.session();
-    hierarchy_ = HierarchyEnabled(ssn.conf());
+    hierarchy_ = HierarchyEnabled(ssn.conf(), kName);
     std::string broken;  // why the queue hierarchy cannot be used
     if (hierarchy_) broken = tree_.BuildHierarchy(ssn); else tree_.BuildFlat(ssn);
     ready_ = broken.empty();
@@ -80,6 +68,10 @@ class CapacityPlugin : public Plugin {
       });
     h.AddReclaimableFn([this, &ssn](const TaskInfo& reclaimer, const std::vector<TaskInfo*>& reclaimees) {
       return std::optional<std::vector<TaskInfo*>>(Victims(ssn, reclaimer, reclaimees));
+    });
+    h.AddUnifiedEvictableFn([this](const EvictionContext& ctx, const std::vector<TaskInfo*>& candidates) {
+      if (ctx.kind == EvictionKind::kGangPreempt) return std::optional<std::vector<TaskInfo*>>(candidates);
+      return std::optional<std::vector<TaskInfo*>>(GangReclaimVictims(candidates));
     });
     h.AddPreemptiveFn([this](const QueueInfo& q, const TaskInfo& t) { return Preemptive(q, t); });
     h.AddAllocatableFn([this](const QueueInfo& q, const TaskInfo& t) { return Allocatable(q, t); });
@@ -293,6 +285,28 @@ class CapacityPlugin : public Plugin {
       if (!AncestorsGive(*mine, *a, *t, left_of, &above)) continue;
       allocated -= t->resreq;
       for (Resource* r : above) *r -= t->resreq;
+      victims.push_back(t);
+    }
+    return victims;
+  }
+
+  // gangreclaim's victims (Volcano's UnifiedEvictableFn for GangReclaim), in
+  // the order given: each keeps its queue's guarantee, and its queue's
+  // deserved names none of its dimensions or the queue is above deserved on
+  // one of them. Unlike Reclaimable, no reclaimer task and no ancestors.
+  std::vector<TaskInfo*> GangReclaimVictims(const std::vector<TaskInfo*>& reclaimees) {
+    std::vector<TaskInfo*> victims;
+    if (!ready_) return victims;
+    std::map<const QueueAttr*, Resource> left;
+    for (TaskInfo* t : reclaimees) {
+      QueueAttr* a = t->job ? Find(t->job->queue) : nullptr;
+      if (!a) continue;
+      Resource& allocated = left.try_emplace(a, a->allocated).first->second;
+      if (!capacity::CoversGuarantee(allocated - t->resreq, a->guarantee)) continue;
+      if (capacity::Intersects(t->resreq, a->deserved) &&
+          !capacity::AboveDeservedSomewhere(allocated, a->deserved, t->resreq))
+        continue;
+      allocated -= t->resreq;
       victims.push_back(t);
     }
     return victims;

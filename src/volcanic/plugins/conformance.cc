@@ -14,7 +14,7 @@ bool Protected(const TaskInfo& t) {
 class ConformancePlugin : public Plugin {
  public:
   void OnSessionOpen(PluginHandle& h) override {
-    auto evictable = [](const TaskInfo&, const std::vector<TaskInfo*>& candidates) {
+    auto evictable = [](const auto&, const std::vector<TaskInfo*>& candidates) {
       std::vector<TaskInfo*> victims;
       for (TaskInfo* t : candidates)
         if (!Protected(*t)) victims.push_back(t);
@@ -22,6 +22,7 @@ class ConformancePlugin : public Plugin {
     };
     h.AddPreemptableFn(evictable);
     h.AddReclaimableFn(evictable);
+    h.AddUnifiedEvictableFn(evictable);
   }
 };
 

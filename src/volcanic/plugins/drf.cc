@@ -29,25 +29,13 @@ namespace {
 
 constexpr double kShareDelta = 0.000001;  // Volcano's shareDelta
 
-// Volcano's HierarchyEnabled: the first drf listed decides, and only an
-// explicit `enableHierarchy: true` turns it on (the flag has no default).
-bool HierarchyEnabled(const SchedulerConf& conf) {
-  for (const Tier& tier : conf.tiers)
-    for (const PluginOption& p : tier.plugins) {
-      if (p.name != "drf") continue;
-      auto it = p.flags.find("enableHierarchy");
-      return it != p.flags.end() && it->second;
-    }
-  return false;
-}
-
 class DrfPlugin : public Plugin {
  public:
   void OnSessionOpen(PluginHandle& h) override {
     Session& ssn = h.session();
     ssn_ = &ssn;
     total_ = ssn.total_resource();
-    if (HierarchyEnabled(ssn.conf())) OpenHierarchy(h);
+    if (HierarchyEnabled(ssn.conf(), "drf")) OpenHierarchy(h);
     h.AddJobOrderFn([this](const JobInfo& l, const JobInfo& r) {
       double ls = AttrOf(&l).share, rs = AttrOf(&r).share;
       if (ls == rs) return 0;

@@ -95,6 +95,10 @@ class GangPlugin : public Plugin {
     });
     h.AddPreemptableFn(KeepMinAvailable);
     h.AddReclaimableFn(KeepMinAvailable);
+    // The gang actions keep minAvailable themselves (actions/gang_bundles.h).
+    h.AddUnifiedEvictableFn([](const EvictionContext&, const std::vector<TaskInfo*>& candidates) {
+      return std::optional<std::vector<TaskInfo*>>(candidates);
+    });
   }
 
   // Victims only while their job keeps more than minAvailable ready tasks,

@@ -28,6 +28,14 @@ PluginOr NewDeviceSharePlugin(const Arguments& args);
 PluginOr NewFgdPlugin(const Arguments& args);
 PluginOr NewRandomPlugin(const Arguments& args);
 PluginOr NewNetworkTopologyAwarePlugin(const Arguments& args);
+PluginOr NewPdbPlugin(const Arguments& args);
+PluginOr NewResourceQuotaPlugin(const Arguments& args);
+PluginOr NewResourceStrategyFitPlugin(const Arguments& args);
+PluginOr NewNodeGroupPlugin(const Arguments& args);
+PluginOr NewCdpPlugin(const Arguments& args);
+PluginOr NewTaskTopologyPlugin(const Arguments& args);
+PluginOr NewNumaAwarePlugin(const Arguments& args);
+PluginOr NewTdmPlugin(const Arguments& args);  // tdm.cc
 
 // The card order of the first deviceshare plugin `conf` configures with vGPU
 // sharing on (deviceshare.VGPUEnable), if any: fgd scores over its cards.

@@ -15,7 +15,8 @@ const std::string* Label(const NodeInfo& n, const std::string& key) {
 
 }  // namespace
 
-PodAffinityFilter::PodAffinityFilter(Session& ssn) : ssn_(ssn) {
+PodAffinityFilter::PodAffinityFilter(Session& ssn, std::function<bool(const TaskInfo&)> gone)
+    : ssn_(ssn), gone_(std::move(gone)) {
   // Pods of one class share their terms: keep each (class, namespace) once.
   absl::flat_hash_set<std::pair<int32_t, std::string>> seen;
   for (const TaskInfo* e : ssn_.cache().anti_affinity_tasks())
@@ -51,7 +52,7 @@ void PodAffinityFilter::Prepare(const TaskInfo& t) {
   if (!p.pod_affinity.empty() || !p.pod_anti_affinity.empty()) {
     for (NodeInfo* n : ssn_.nodes()) {
       for (const auto& [key, other] : n->tasks) {
-        if (other == &t) continue;
+        if (other == &t || gone_(*other)) continue;
         bool all = !p.pod_affinity.empty();
         for (const auto& term : p.pod_affinity) all = all && matches(term, *other);
         if (all)
@@ -65,7 +66,7 @@ void PodAffinityFilter::Prepare(const TaskInfo& t) {
   }
   const Labels& ns_labels = ssn_.cache().NamespaceLabels(t.ns);
   for (const TaskInfo* e : ssn_.cache().anti_affinity_tasks()) {
-    if (e == &t || !e->node || e->node->index < 0) continue;
+    if (e == &t || !e->node || e->node->index < 0 || gone_(*e)) continue;
     for (const auto& term : e->placement->pod_anti_affinity)
       if (term.MatchesPod(e->ns, t.ns, t.labels, ns_labels))
         if (const std::string* v = Label(*e->node, term.topology_key)) forbidden_.emplace(term.topology_key, *v);

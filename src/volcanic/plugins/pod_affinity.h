@@ -8,6 +8,8 @@
 // other nodes, so tasks it concerns are searched without the class index.
 #pragma once
 
+#include <functional>
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,7 +24,9 @@ class Session;
 
 class PodAffinityFilter {
  public:
-  explicit PodAffinityFilter(Session& ssn);
+  // `gone`: whether a placed pod was evicted by this session, so that it no
+  // longer counts (kube-scheduler's preemption takes victims off the node).
+  PodAffinityFilter(Session& ssn, std::function<bool(const TaskInfo&)> gone);
 
   // Whether the filter can reject a node for this task at all (cached).
   bool Concerns(const TaskInfo& t);
@@ -41,6 +45,7 @@ class PodAffinityFilter {
   void Prepare(const TaskInfo& t);
 
   Session& ssn_;
+  std::function<bool(const TaskInfo&)> gone_;
   std::vector<AntiTerm> anti_terms_;  // distinct terms of pods with anti-affinity
   absl::flat_hash_map<const TaskInfo*, bool> concerns_;
   const TaskInfo* prepared_for_ = nullptr;

@@ -40,7 +40,8 @@ class PredicatesPlugin : public Plugin {
 
   void OnSessionOpen(PluginHandle& h) override {
     Session& ssn = h.session();
-    if (pod_affinity_) inter_pod_ = std::make_unique<PodAffinityFilter>(ssn);
+    if (pod_affinity_)
+      inter_pod_ = std::make_unique<PodAffinityFilter>(ssn, [this](const TaskInfo& t) { return EvictedHere(t); });
     if (spread_enabled_) spread_ = std::make_unique<TopologySpread>(ssn);
     if (volume_bind_timeout_s_) {
       volumes_ = &ssn.cache().volumes();
@@ -132,6 +133,10 @@ class PredicatesPlugin : public Plugin {
     return false;
   }
 
+  bool EvictedHere(const TaskInfo& t) const {
+    auto it = t.node ? evicted_.find(t.node) : evicted_.end();
+    return it != evicted_.end() && std::find(it->second.begin(), it->second.end(), &t) != it->second.end();
+  }
   void Evicted(const TaskInfo& t) {
     if (t.status == TaskStatus::kReleasing && t.node) evicted_[t.node].push_back(&t);
   }

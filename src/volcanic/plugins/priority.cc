@@ -28,6 +28,15 @@ class PriorityPlugin : public Plugin {
       }
       return std::optional<std::vector<TaskInfo*>>(std::move(victims));
     });
+    // gangpreempt: only jobs of a lower priority; gangreclaim takes from
+    // other queues by fairness, whatever the priority (as Volcano's).
+    h.AddUnifiedEvictableFn([](const EvictionContext& ctx, const std::vector<TaskInfo*>& candidates) {
+      if (ctx.kind == EvictionKind::kGangReclaim) return std::optional<std::vector<TaskInfo*>>(candidates);
+      std::vector<TaskInfo*> victims;
+      for (TaskInfo* t : candidates)
+        if (t->job->priority < ctx.job->priority) victims.push_back(t);
+      return std::optional<std::vector<TaskInfo*>>(std::move(victims));
+    });
     h.AddJobStarvingFn([](const JobInfo& job) {
       return job.ReadyTaskNum() + job.WaitingTaskNum() < static_cast<int>(job.tasks.size());
     });

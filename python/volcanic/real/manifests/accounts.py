@@ -3,7 +3,7 @@ each of Volcano's three components reads and writes, and no more."""
 
 from __future__ import annotations
 
-from volcanic.kube.kinds import BATCH, BUS, SCHEDULING, TOPOLOGY
+from volcanic.kube.kinds import BATCH, BUS, NODEINFO, SCHEDULING, TOPOLOGY
 from volcanic.kube.objects import Obj
 from volcanic.real.manifests.names import NAMESPACE, account
 
@@ -18,7 +18,9 @@ LEASES = _rule(["coordination.k8s.io"], ["leases"], ["get", "create", "update"])
 EVENTS = _rule(["", "events.k8s.io"], ["events"], ["create", "patch", "update"])
 
 RULES: dict[str, list[Obj]] = {
-    # vc-scheduler: reads the cluster (HyperNodes included, for network-topology-aware scheduling),
+    # vc-scheduler: reads the cluster (HyperNodes included, for network-topology-aware scheduling;
+    # PodDisruptionBudgets, ResourceQuotas and Numatopologies, for the pdb, resourcequota and
+    # numa-aware plugins),
     # binds, evicts, writes PodGroup/Queue status and pod conditions, updates pods to remove the
     # queue-allocation gate (Volcano's role allows patch for it), and binds volumes (a PV's
     # claimRef, a claim's selected-node annotation).
@@ -26,9 +28,11 @@ RULES: dict[str, list[Obj]] = {
         _rule([""], ["pods"], READ + ["update", "delete"]), _rule([""], ["pods/binding"], ["create"]),
         _rule([""], ["persistentvolumes", "persistentvolumeclaims"], READ + ["update", "patch"]),
         _rule(["storage.k8s.io"], ["storageclasses"], READ),
-        _rule([""], ["pods/status"], ["update", "patch"]), _rule([""], ["nodes", "namespaces"], READ),
+        _rule([""], ["pods/status"], ["update", "patch"]), _rule([""], ["nodes", "namespaces", "resourcequotas"], READ),
+        _rule(["policy"], ["poddisruptionbudgets"], READ),
         _rule(["scheduling.k8s.io"], ["priorityclasses"], READ), _rule([SCHEDULING], ["podgroups", "queues"], READ),
-        _rule([TOPOLOGY], ["hypernodes"], READ), _rule([SCHEDULING], ["podgroups"], ["update", "patch"]),
+        _rule([TOPOLOGY], ["hypernodes"], READ), _rule([NODEINFO], ["numatopologies"], READ),
+        _rule([SCHEDULING], ["podgroups"], ["update", "patch"]),
         _rule([SCHEDULING], ["queues/status"], ["update", "patch"]), LEASES, EVENTS],
     # job, PodGroup, queue, GC and hyperNode controllers, job plugins (svc, ssh, PVCs), Commands;
     # the hyperNode-controller reads nodes and its ConfigMap and writes HyperNodes and their status.
