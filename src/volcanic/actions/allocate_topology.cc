@@ -41,13 +41,11 @@ struct GangTrial : Trial {
 // its gradient where some HyperNode takes it, the best-scored of those.
 std::optional<GangTrial> PlaceGang(Session& ssn, const QueueInfo& q, JobInfo* job, const TaskList& tasks,
                                    TopologyUnit& gang, int within) {
-  const HyperNodeTree& tree = ssn.topology().tree();
   for (const std::vector<int>& gradient : ssn.HyperNodeGradient(gang, within, SearchPurpose::kAllocate)) {
     std::vector<GangTrial> trials;
     for (int hn : gradient) {
       ssn.ClearFitErrors(*job);
-      std::vector<NodeInfo*> nodes;
-      for (int i : tree.at(hn).nodes) nodes.push_back(ssn.nodes()[i]);
+      std::vector<NodeInfo*> nodes = NodesOf(ssn, hn);
       if (nodes.empty()) continue;
       GangTrial trial;
       trial.hypernode = hn;
@@ -108,6 +106,12 @@ JobTrial TryJob(Session& ssn, const QueueInfo& q, JobInfo* job, const Worksheet&
 }
 
 }  // namespace
+
+std::vector<NodeInfo*> NodesOf(const Session& ssn, int hypernode) {
+  std::vector<NodeInfo*> nodes;
+  for (int i : ssn.topology().tree().at(hypernode).nodes) nodes.push_back(ssn.nodes()[i]);
+  return nodes;
+}
 
 bool Worksheet::Empty() const {
   for (const auto& [gi, list] : tasks)

@@ -26,6 +26,9 @@ struct Worksheet {
   bool Empty() const;
 };
 
+// The session's nodes in a HyperNode (an index in the session's tree).
+std::vector<NodeInfo*> NodesOf(const Session& ssn, int hypernode);
+
 // The worksheet of the job's gangs that are not ready yet.
 Worksheet WorksheetOf(Session& ssn, const JobInfo& job, const JobGangs& gangs);
 

@@ -52,12 +52,6 @@ struct GangEvictOptions {
   bool allow_whole = true;
 };
 
-std::vector<NodeInfo*> NodesOf(Session& ssn, int hypernode) {
-  std::vector<NodeInfo*> nodes;
-  for (int i : ssn.topology().tree().at(hypernode).nodes) nodes.push_back(ssn.nodes()[i]);
-  return nodes;
-}
-
 // The best node of `nodes` for the task once victims are gone: among those
 // it fits idle, else among those it fits after releasing room is freed, the
 // best score (ties: the first). nullptr if none.
