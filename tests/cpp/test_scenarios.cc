@@ -116,6 +116,12 @@ absl::StatusOr<Decisions> Schedule(const json& sc) {
       continue;
     if (auto upserted = s.cache().Upsert(obj); !upserted.ok()) return upserted.status();
   }
+  const json usages = sc.value("nodeUsage", json::object());
+  for (const auto& [node, u] : usages.items()) {
+    NodeUsage usage{u.at("cpu").get<double>(), u.at("memory").get<double>(),
+                    kNowMs - static_cast<int64_t>(u.value("age", 0.0) * 1000)};
+    if (auto set = s.cache().SetNodeUsage(node, usage); !set.ok()) return set.status();
+  }
   return s.RunOnce(kNowMs);
 }
 

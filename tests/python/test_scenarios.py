@@ -24,6 +24,12 @@ def _load(path: pathlib.Path) -> dict:
         return yaml.safe_load(f)
 
 
+def _schedule(sc: dict) -> volcanic.Decisions:
+    usage = {node: {"cpu": u["cpu"], "memory": u["memory"], "time": NOW - u.get("age", 0)}
+             for node, u in (sc.get("nodeUsage") or {}).items()}
+    return volcanic.schedule(sc["objects"], sc.get("conf"), now=NOW, node_usage=usage)
+
+
 @pytest.mark.parametrize("path", SCENARIOS, ids=[str(p.relative_to(SCENARIO_DIR)) for p in SCENARIOS])
 def test_scenario(path: pathlib.Path) -> None:
     sc = _load(path)
@@ -31,10 +37,10 @@ def test_scenario(path: pathlib.Path) -> None:
     expect = sc["expect"]
     if "configError" in expect:
         with pytest.raises(volcanic.ConfigError) as err:
-            volcanic.schedule(sc["objects"], sc.get("conf"), now=NOW)
+            _schedule(sc)
         assert expect["configError"] in str(err.value)
         return
-    d = volcanic.schedule(sc["objects"], sc.get("conf"), now=NOW)
+    d = _schedule(sc)
     if "binds" in expect:
         assert d.binds == (expect["binds"] or {})
     if "bindCount" in expect:

@@ -21,6 +21,7 @@ from volcanic.admission.chain import AdmissionChain
 from volcanic.cluster.api import EmbeddedApi
 from volcanic.cluster.clock import VirtualClock
 from volcanic.cluster.kubelet import Kubelets
+from volcanic.cluster.node_load import SimulatedNodeMetrics
 from volcanic.cluster.store import MemoryStore
 from volcanic.controllers.runtime import INDEXES, Context, Runner
 from volcanic.kube.clock import rfc3339
@@ -128,7 +129,8 @@ class Cluster:
         ctx = Context(store=self.api, lister=self.informers, clock=self._clock,
                       scheduler_names=(SCHEDULER_NAME,), extra=extra)
         self.scheduler = SchedulerLoop(self.api, self.informers, self._clock, _load_conf(conf), schedule_period,
-                                       settle=settle, python_hook_budget=python_hook_budget, feature_gates=gates)
+                                       settle=settle, python_hook_budget=python_hook_budget, feature_gates=gates,
+                                       node_metrics=lambda _: SimulatedNodeMetrics(self.informers, self._clock))
         if metrics:
             from volcanic.scheduler.metrics import SchedulerMetrics
             self.scheduler.on_session = SchedulerMetrics(self._metrics, self._clock.now).observe

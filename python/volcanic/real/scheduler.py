@@ -34,6 +34,7 @@ from volcanic.kube.informers import Informers
 from volcanic.real import heap
 from volcanic.real.clock import LINGER, WallClock
 from volcanic.real.events import BackgroundEvents
+from volcanic.real.node_metrics import remote_source
 from volcanic.real.scheduler_view import EngineView, component_name
 from volcanic.real.serving import Health
 from volcanic.real.store import KubeStore
@@ -86,7 +87,8 @@ class SchedulerDaemon:
         settle = SETTLE if settle is None else settle  # 0: only every period
         self.loop = SchedulerLoop(store, self.informers, self.clock, self.conf.text(), period, recorder,
                                   settle or None, python_hook_budget, skip_unknown_plugins=True,
-                                  feature_gates=feature_gates)
+                                  feature_gates=feature_gates,
+                                  node_metrics=lambda conf: remote_source(conf, store.client, self.clock.now))
         # Before the first objects come (run() pumps them); none when it would show every
         # object as it is (the flags' defaults), so the hot path calls nothing per object.
         self.loop.feed.view = view if view is not None and view != EngineView() else None

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import gc
+import math
 import time
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from volcanic import _core
 from volcanic.scheduler.conf import load_conf
@@ -174,6 +175,17 @@ class Scheduler:
         "name"): the next session decides it again."""
         self._core.forget_status(kind, key)
 
+    def set_node_usage(self, node: str, cpu: float, memory: float, at: float) -> bool:
+        """Records a node's load as the metrics system measured it: `cpu` and `memory` in percent
+        of the node's capacity (averaged over Volcano's 10-minute window), measured at `time`
+        `at` (seconds since the epoch). The usage and rescheduling plugins read it; a load
+        older than five minutes counts for nothing (docs/scheduler.md, "Node metrics").
+        Returns whether it changed; KeyError for a node the scheduler does not have."""
+        for name, value in (("cpu", cpu), ("memory", memory)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"node {node}: {name} usage must be a finite percentage, got {value!r}")
+        return self._core.set_node_usage(node, float(cpu), float(memory), _now_ms(at))
+
     def gangs_filled(self) -> int:
         """How many times an upserted new pod brought its gang up to minMember pods (a count
         that only grows): a loop may start a session early when it grows."""
@@ -210,13 +222,18 @@ class Scheduler:
 
 
 def schedule(objects: Iterable[dict[str, Any]], conf: str | dict[str, Any] | None = None,
-             now: float | None = None, bare_pods_as_groups: bool = False) -> Decisions:
+             now: float | None = None, bare_pods_as_groups: bool = False,
+             node_usage: Mapping[str, Mapping[str, float]] | None = None) -> Decisions:
     """Runs exactly one scheduling session over `objects` and returns its decisions.
 
     Objects of kinds the scheduler does not read are skipped. bare_pods_as_groups: see
     Scheduler (a one-shot session has no PodGroup controller to make groups for bare pods).
+    node_usage: the nodes' measured load, {node: {"cpu": %, "memory": %, "time": seconds}}
+    (Scheduler.set_node_usage).
     """
     s = Scheduler(conf, bare_pods_as_groups=bare_pods_as_groups)
     s._core.upsert_many(o for o in objects if not isinstance(o, dict) or not isinstance(o.get("kind"), str)
                         or o["kind"] in SCHEDULER_KINDS)  # a malformed kind is the core's to report
+    for node, u in (node_usage or {}).items():
+        s.set_node_usage(node, u["cpu"], u["memory"], u["time"])
     return s.run_once(now)

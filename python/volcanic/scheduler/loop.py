@@ -15,6 +15,7 @@ that happened before it.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from typing import Any, Callable
@@ -28,6 +29,7 @@ from volcanic.scheduler.cadence import Cadence
 from volcanic.scheduler.conf import load_conf
 from volcanic.scheduler.engine import Decisions, Scheduler
 from volcanic.scheduler.feed import Feed
+from volcanic.scheduler.node_metrics import MetricsConf, NodeLoad, NodeMetricsPoller, Source
 from volcanic.scheduler.plugins import without_unknown_plugins
 from volcanic.scheduler.writer import Writer
 
@@ -40,7 +42,8 @@ class SchedulerLoop:
     def __init__(self, store: Store, informers: Informers, clock: Clock, conf: Any, period: float = 1.0,
                  recorder: Recorder | None = None, settle: float | None = None,
                  python_hook_budget: float | None = None, skip_unknown_plugins: bool = False,
-                 feature_gates: frozenset[str] = frozenset()) -> None:
+                 feature_gates: frozenset[str] = frozenset(),
+                 node_metrics: Callable[[MetricsConf], Source] | None = None) -> None:
         self.store, self.informers, self.clock, self.period = store, informers, clock, period
         self.feature_gates = frozenset(feature_gates)  # Volcano's that are on (Scheduler's feature_gates)
         self.python_hook_budget = python_hook_budget  # kept for the engine of a new configuration
@@ -63,6 +66,13 @@ class SchedulerLoop:
                          self.writer.volumes_changed, self.writer.deleted)
         self.feed.flush()
         self.cadence.mark_dirty()
+        # The nodes' load for the usage and rescheduling plugins, from the source the
+        # configuration's metrics section names (node_metrics.py); the last load of each node,
+        # which a new engine is given too.
+        self._node_metrics = node_metrics
+        self.node_loads: dict[str, NodeLoad] = {}
+        self._poller: NodeMetricsPoller | None = None
+        self._poll(conf)
 
     def reconfigure(self, conf: Any) -> None:
         """Replaces the engine by one with configuration `conf`, refilled from the cache;
@@ -70,7 +80,29 @@ class SchedulerLoop:
         engine = self._new_engine(conf)
         self.feed.refill(engine)
         self.engine = engine
+        self._record_loads(self.node_loads)
+        self._poll(conf)
         self.cadence.mark_dirty()
+
+    def _poll(self, conf: Any) -> None:
+        """(Re)starts asking for the nodes' load as the configuration's metrics section says."""
+        metrics = MetricsConf.parse(json.loads(load_conf(conf) or "{}"))
+        if self._poller is not None:
+            self._poller.stop()
+            self._poller = None
+        if metrics is not None and self._node_metrics is not None:
+            self._poller = NodeMetricsPoller(metrics, self._node_metrics(metrics), self.clock,
+                                             lambda: [n["metadata"]["name"] for n in self.informers.list("Node")],
+                                             self._record_loads)
+
+    def _record_loads(self, loads: dict[str, NodeLoad]) -> None:
+        self.node_loads.update(loads)
+        for node, load in loads.items():
+            try:
+                if self.engine.set_node_usage(node, load.cpu, load.memory, load.time):
+                    self.cadence.changed()
+            except KeyError:
+                pass  # gone, or not the engine's to see (Volcano logs it)
 
     def collect(self) -> None:
         """Handles the answers to earlier sessions' binds and status writes that came in,

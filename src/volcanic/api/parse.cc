@@ -396,6 +396,7 @@ absl::StatusOr<TaskInfo> ParsePod(const json& obj, const ParseOptions& opts) {
   ASSIGN_OR_RETURN(auto policy, f.String(*spec, "preemptionPolicy", "spec"));
   if (priority) {
     ASSIGN_OR_RETURN(t.priority, ToInt32(f, "spec.priority", *priority));
+    t.spec_priority = t.priority;
   }
   auto tp = m.annotations.find(kTaskPriorityKey);
   if (tp != m.annotations.end()) {
@@ -481,7 +482,12 @@ absl::StatusOr<NodeInfo> ParseNode(const json& obj) {
   Resource alloc;
   if (status) {
     ASSIGN_OR_RETURN(const json* allocatable, f.Find(*status, "allocatable", "status"));
-    ASSIGN_OR_RETURN(alloc, f.Resources(*status, allocatable ? "allocatable" : "capacity", "status"));
+    ASSIGN_OR_RETURN(n.capacity, f.Resources(*status, "capacity", "status"));
+    if (allocatable) {
+      ASSIGN_OR_RETURN(alloc, f.Resources(*status, "allocatable", "status"));
+    } else {
+      alloc = n.capacity;
+    }
     ASSIGN_OR_RETURN(const json* conds, f.Array(*status, "conditions", "status"));
     for (size_t i = 0; i < conds->size(); ++i) {
       std::string path = absl::StrCat("status.conditions[", i, "]");

@@ -80,6 +80,7 @@ struct TaskInfo {
   bool guaranteed = false;
   std::vector<std::pair<std::string, int64_t>> container_cpus;
   int32_t priority = 1;
+  std::optional<int32_t> spec_priority;  // spec.priority as written (rescheduling's pod order)
   bool preemptable = true;
   std::string priority_class_name, preemption_policy;
   int64_t creation_ms = 0;
@@ -127,6 +128,18 @@ struct TaskInfo {
   VolumeChoices volume_choices;
 };
 
+// A node's load as the metrics system last reported it (Volcano's
+// NodeUsage): percentages of the node's capacity averaged over
+// kNodeMetricsPeriod. The usage and rescheduling plugins read it.
+struct NodeUsage {
+  double cpu = 0, memory = 0;  // percent, 0-100
+  int64_t metrics_ms = -1;     // when measured (ms since the epoch); -1: never reported
+  bool operator==(const NodeUsage&) const = default;
+};
+// The one averaging window Volcano's metrics sources report
+// (pkg/scheduler/metrics/source NODE_METRICS_PERIOD).
+inline constexpr char kNodeMetricsPeriod[] = "10m";
+
 struct NodeInfo {
   std::string name;
   bool has_object = false;  // false: a placeholder for pods bound to an unknown node
@@ -135,8 +148,10 @@ struct NodeInfo {
   bool unschedulable = false;
   bool ready_condition = true;
   Resource allocatable;
+  Resource capacity;  // status.capacity (rescheduling's percentages are of it)
   ResourceNameRefs resource_names;  // the names this node's object uses
   int64_t max_pods = 110;
+  NodeUsage usage;  // kept by Cache::SetNodeUsage, not by the Node object
 
   Resource idle, used, releasing, pipelined;
   int pod_count = 0;

@@ -258,6 +258,20 @@ class PyScheduler {
     Check(st);
   }
 
+  // Whether the node's recorded load changed; KeyError for an unknown node.
+  bool SetNodeUsage(const std::string& node, double cpu, double memory, int64_t metrics_ms) {
+    NotFromOwnSession();
+    absl::StatusOr<Cache::Change> r;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mu_);
+      r = s_.cache().SetNodeUsage(node, NodeUsage{cpu, memory, metrics_ms});
+    }
+    if (absl::IsNotFound(r.status())) throw py::key_error(std::string(r.status().message()));
+    Check(r.status());
+    return *r == Cache::Change::kChanged;
+  }
+
   void ForgetStatus(const std::string& kind, const std::string& key) {
     NotFromOwnSession();
     py::gil_scoped_release release;
@@ -341,6 +355,8 @@ void BindScheduler(py::module_& m) {
       .def("delete", &PyScheduler::Delete, py::arg("kind"), py::arg("name"), py::arg("namespace") = py::none())
       .def("forget", &PyScheduler::Forget, py::arg("key"))
       .def("forget_status", &PyScheduler::ForgetStatus, py::arg("kind"), py::arg("key"))
+      .def("set_node_usage", &PyScheduler::SetNodeUsage, py::arg("node"), py::arg("cpu"), py::arg("memory"),
+           py::arg("metrics_ms"))
       .def("run_once", &PyScheduler::RunOnce, py::arg("now_ms"), py::arg("changed_only") = false,
            py::arg("timings") = true, py::arg("metrics") = false)
       .def("stats", &PyScheduler::Stats)

@@ -60,7 +60,7 @@ bool SameView(const QueueInfo& a, const QueueInfo& b) {
 bool SameView(const NodeInfo& a, const NodeInfo& b) {
   return a.has_object == b.has_object && a.labels == b.labels && a.annotations == b.annotations &&
          a.taints == b.taints && a.unschedulable == b.unschedulable && a.ready_condition == b.ready_condition &&
-         a.max_pods == b.max_pods && a.allocatable == b.allocatable;
+         a.max_pods == b.max_pods && a.allocatable == b.allocatable && a.capacity == b.capacity;
 }
 
 }  // namespace
@@ -264,6 +264,14 @@ void Cache::DropNodeIfEmpty(const std::string& name) {
   if (it != nodes_.end() && it->second->tasks.empty() && !it->second->has_object) nodes_.erase(it);
 }
 
+absl::StatusOr<Cache::Change> Cache::SetNodeUsage(const std::string& node, const NodeUsage& usage) {
+  NodeInfo* n = FindNode(node);
+  if (!n || !n->has_object) return absl::NotFoundError(absl::StrCat("node \"", node, "\" is not in the cache"));
+  if (n->usage == usage) return Change::kUnchanged;
+  n->usage = usage;
+  return Change::kChanged;
+}
+
 absl::StatusOr<Cache::Change> Cache::UpsertNode(const json& obj) {
   ASSIGN_OR_RETURN(NodeInfo parsed, ParseNode(obj));
   auto& node = nodes_[parsed.name];
@@ -283,6 +291,7 @@ absl::StatusOr<Cache::Change> Cache::UpsertNode(const json& obj) {
   node->ready_condition = parsed.ready_condition;
   node->max_pods = parsed.max_pods;
   node->SetAllocatable(std::move(parsed.allocatable));
+  node->capacity = std::move(parsed.capacity);
   node->SetGpus(std::move(parsed.gpus));
   node->resource_names = std::move(parsed.resource_names);
   return Change::kChanged;

@@ -8,6 +8,7 @@
 // Objects of kinds the scheduler does not use are ignored.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,10 +66,15 @@ class Cache {
   // NUMA layouts by node name (Numatopology objects; api/numa.h), which the
   // numa-aware plugin refreshes at session open and assigns CPUs of at close.
   absl::btree_map<std::string, NumaNode>& numa_nodes() { return numa_nodes_; }
-  // When (session clock, ms) the tdm plugin last looked for victims on closed
-  // revocable zones; nullopt: never. It must outlive a session (Volcano keeps
-  // it in a package global), and belongs to this scheduler, not the process.
-  std::optional<int64_t>& tdm_last_evict_ms() { return tdm_last_evict_ms_; }
+  // When (session clock, ms) a plugin last did its periodic work (tdm's
+  // look for victims on closed revocable zones, rescheduling's runs), by
+  // plugin name; nullopt: never. It must outlive a session (Volcano keeps it
+  // in a package global), and belongs to this scheduler, not the process.
+  std::optional<int64_t>& last_run_ms(const std::string& plugin) { return last_run_ms_[plugin]; }
+  // Records a node's load from the metrics system (NodeInfo::usage).
+  // NotFound for a node the cache does not have; kUnchanged when it is what
+  // the node had.
+  absl::StatusOr<Change> SetNodeUsage(const std::string& node, const NodeUsage& usage);
   // The Ready nodes by name, each NodeInfo::index its position there (-1 for
   // the others), and the sum of their allocatable: what a session opens over,
   // rebuilt only after a node came, went or changed (O(1) otherwise).
@@ -142,7 +148,7 @@ class Cache {
   absl::btree_map<std::string, DisruptionBudget> disruption_budgets_;
   absl::btree_map<std::string, QuotaStatus> resource_quotas_;
   absl::btree_map<std::string, NumaNode> numa_nodes_;
-  std::optional<int64_t> tdm_last_evict_ms_;
+  std::map<std::string, std::optional<int64_t>> last_run_ms_;  // std::map: references stay valid
   absl::flat_hash_map<std::string, int32_t> class_ids_;  // class key -> id
   std::vector<TaskClass> classes_;                       // by class id
   absl::btree_set<int32_t> free_class_ids_;              // lowest reused first

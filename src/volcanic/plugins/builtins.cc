@@ -27,6 +27,8 @@ absl::Status RegisterBuiltinPlugins(Registry& r) {
   RETURN_IF_ERROR(r.AddPlugin("resource-strategy-fit", NewResourceStrategyFitPlugin));
   RETURN_IF_ERROR(r.AddPlugin("nodegroup", NewNodeGroupPlugin));
   RETURN_IF_ERROR(r.AddPlugin("tdm", NewTdmPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("rescheduling", NewReschedulingPlugin));
+  RETURN_IF_ERROR(r.AddPlugin("usage", NewUsagePlugin));
   RETURN_IF_ERROR(r.AddPlugin("cdp", NewCdpPlugin));
   RETURN_IF_ERROR(r.AddPlugin("task-topology", NewTaskTopologyPlugin));
   RETURN_IF_ERROR(r.AddPlugin("numa-aware", NewNumaAwarePlugin));

@@ -36,6 +36,8 @@ PluginOr NewCdpPlugin(const Arguments& args);
 PluginOr NewTaskTopologyPlugin(const Arguments& args);
 PluginOr NewNumaAwarePlugin(const Arguments& args);
 PluginOr NewTdmPlugin(const Arguments& args);  // tdm.cc
+PluginOr NewReschedulingPlugin(const Arguments& args);  // rescheduling.cc
+PluginOr NewUsagePlugin(const Arguments& args);  // usage.cc
 
 // The card order of the first deviceshare plugin `conf` configures with vGPU
 // sharing on (deviceshare.VGPUEnable), if any: fgd scores over its cards.

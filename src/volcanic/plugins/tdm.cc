@@ -110,6 +110,7 @@ int64_t NextWindowChangeMs(const RevocableWindow& w, int64_t now_ms) {
 
 namespace {
 
+constexpr char kName[] = "tdm";
 constexpr char kZonePrefix[] = "tdm.revocable-zone.";
 constexpr char kEvictPeriod[] = "tdm.evict.period";
 constexpr char kZoneLabel[] = "volcano.sh/revocable-zone";
@@ -262,7 +263,7 @@ class TdmPlugin : public Plugin {
 
   // Volcano's victimsFn: ignores the candidates it is offered.
   std::vector<TaskInfo*> Victims(Session& ssn) {
-    std::optional<int64_t>& last = ssn.cache().tdm_last_evict_ms();
+    std::optional<int64_t>& last = ssn.cache().last_run_ms(kName);
     const int64_t now = ssn.now_ms();
     // Volcano waits while last + period is after now; compared in whole
     // milliseconds, the period rounded up.
