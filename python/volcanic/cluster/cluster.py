@@ -91,12 +91,14 @@ class Cluster:
     def __init__(self, conf: Any = None, schedule_period: float = 1.0,
                  admission: AdmissionChain | None = None, settle: float | None = None,
                  python_hook_budget: float | None = None, feature_gates: Iterable[str] = (),
-                 metrics: bool = False) -> None:
+                 metrics: bool = False, start: float | None = None) -> None:
         """feature_gates: the names of Volcano's feature gates that are on, as `--feature-gates`
         gives them to Volcano's webhook and scheduler: for Volcano's admission chain (unless
         `admission` replaces it) and for the scheduler (volcanic.Scheduler's feature_gates).
         metrics: collect Volcano's scheduler and queue metrics, read with metrics() (each
-        session then reports them, which a long replay would rather not pay for)."""
+        session then reports them, which a long replay would rather not pay for).
+        start: the Unix time the virtual clock starts at (default 2024-01-01T00:00:00Z), e.g.
+        the `now` of a state to restore()."""
         from volcanic.controllers.manager import volcano_controllers
         from volcanic.controllers.queue import ensure_default_queues
         from volcanic.controllers.volumes import PersistentVolumeController, ensure_default_storage_class
@@ -105,7 +107,7 @@ class Cluster:
             raise ValueError(f"schedule_period: must be positive, got {schedule_period!r}")
         if settle is not None and not settle > 0:
             raise ValueError(f"settle: must be positive or None, got {settle!r}")
-        self._clock = VirtualClock()
+        self._clock = VirtualClock() if start is None else VirtualClock(start)
         self._store = MemoryStore(clock=self._clock.now)
         if isinstance(feature_gates, (str, bytes)):
             raise ValueError(f"feature_gates: must be a collection of gate names, got the string {feature_gates!r}")
@@ -186,6 +188,15 @@ class Cluster:
                     self._store.delete("Namespace", n["metadata"]["name"])
             raise
         return stored[0] if isinstance(source, dict) or len(stored) == 1 else stored
+
+    def restore(self, objects: Iterable[Obj]) -> None:
+        """Puts `objects` in the cluster as another cluster had them, statuses, uids and
+        creation times included, without admission (a fork of a state: what-if runs and
+        forecasts). A pod Running there runs on here, and ends `volcanic/sim-duration` after
+        its startTime. Raises InvalidObject for an object the store cannot hold; the objects
+        before it stay."""
+        for obj in objects:
+            self._store.restore(obj)
 
     def get(self, kind: str, name: str, namespace: str = "default") -> Obj | None:
         return self.api.get(kind, name, namespace)

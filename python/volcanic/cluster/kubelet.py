@@ -3,7 +3,9 @@
 Per pod (DESIGN.md, "Simulated kubelets"):
 - a pod bound to a Ready node starts Running after the node's `volcanic/sim-start-delay`;
 - each run of its containers lasts `volcanic/sim-duration` and exits with
-  `volcanic/sim-exit-code` (default 0); without a duration it runs until deleted;
+  `volcanic/sim-exit-code` (default 0); without a duration it runs until deleted; a pod
+  already Running when the kubelet first sees it (a restored state) ends that long after its
+  startTime;
 - restartPolicy Never, or OnFailure with exit code 0: the pod ends Succeeded (0) or Failed;
   otherwise (OnFailure with a failure, or Always, the Kubernetes default) the containers
   restart, restartCount + 1, after Kubernetes' crash-loop back-off (10 s doubling to 5 min,
@@ -18,7 +20,7 @@ from __future__ import annotations
 from typing import Hashable
 
 from volcanic.controllers.runtime import Context, Controller
-from volcanic.kube.clock import Timer, rfc3339
+from volcanic.kube.clock import Timer, rfc3339, seconds_of
 from volcanic.kube.duration import parse_duration
 from volcanic.kube.events import Recorder
 from volcanic.kube.informers import Handler
@@ -66,6 +68,8 @@ class Kubelets(Controller):
                 return
             delay = self._seconds(node, START_DELAY, 0.0)
             self._later(delay, ("start", key, meta["uid"]))
+        elif status.get("phase") == "Running":
+            self._resume(pod)
 
     def _pod_deleted(self, pod: dict) -> None:
         timer = self._timers.pop((pod["metadata"]["namespace"], pod["metadata"]["name"]), None)
@@ -112,6 +116,15 @@ class Kubelets(Controller):
         status["podIPs"] = [{"ip": status["podIP"]}]
         self._write(pod, status)
         self._schedule_exit(pod)
+
+    def _resume(self, pod: dict) -> None:
+        """A pod that was Running before this kubelet saw it (a cluster restored from another's
+        state): its run ends `volcanic/sim-duration` after it started, at once if that is past."""
+        duration = self._seconds(pod, DURATION, None)
+        started = seconds_of(status_of(pod).get("startTime"))
+        if duration is not None and started is not None:
+            self._later(max(0.0, started + duration - self.ctx.clock.now()),
+                        ("exit", (pod["metadata"]["namespace"], pod["metadata"]["name"]), pod["metadata"]["uid"]))
 
     def _schedule_exit(self, pod: dict) -> None:
         duration = self._seconds(pod, DURATION, None)

@@ -147,6 +147,22 @@ class MemoryStore:
             obj["status"] = dict(kind.initial_status)
         return self._commit("ADDED", kind, key, obj)
 
+    def restore(self, obj: Obj) -> Obj:
+        """Stores `obj` as another cluster had it: its uid, creationTimestamp and status kept
+        (a new resourceVersion), replacing an object of the same key. What a fork of a
+        cluster's state is made of; no admission, no defaults."""
+        kind = kind_named(obj.get("kind") if isinstance(obj, dict) else None)
+        obj = clone(obj)
+        meta = self._meta(obj, kind)
+        if not isinstance(meta.get("uid"), str) or not meta["uid"]:
+            self._uids += 1
+            meta["uid"] = uid_of(self._uids)
+        meta.setdefault("creationTimestamp", rfc3339(self._clock()))
+        obj.setdefault("apiVersion", kind.api_version)
+        key = self._key(kind, meta["name"], meta.get("namespace"))
+        event = "MODIFIED" if key in self._objects[kind.name] else "ADDED"
+        return self._commit(event, kind, key, obj)
+
     def update(self, obj: Obj) -> Obj:
         kind = kind_named(obj.get("kind") if isinstance(obj, dict) else None)
         old = self._stored_but_status(kind, obj)
