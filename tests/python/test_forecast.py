@@ -136,3 +136,39 @@ def test_a_restored_cluster_carries_on_from_the_state():
     assert c.get("Pod", "p")["status"]["phase"] == "Running"
     c.run(1)  # 20 minutes after its start
     assert c.get("Pod", "p")["status"]["phase"] == "Succeeded"
+
+
+BINPACK = """
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: binpack
+    arguments: {binpack.weight: 10}
+"""
+
+
+def test_what_if_compares_two_configurations_job_by_job_and_their_waits():
+    from volcanic.foresight import what_if
+    c = volcanic.Cluster()
+    c.apply([node("n1"), node("n2")])
+    c.apply(job("x", 1, "2", "1h", expected="1h"))
+    c.run(4.5)  # x runs on n1
+    c.apply(job("p", 1, "2", "10m", expected="10m"))
+    c.apply(job("q", 1, "4", "10m", expected="10m"))
+    c.run(0.1)  # their PodGroups are made; the next session is at 5 s
+    w = what_if(state(c), None, BINPACK, now=now_of(c))
+    by_job = {j.job.split("/")[1].rsplit("-", 5)[0]: j for j in w.jobs}
+    # Volcano's default spreads p onto the empty n2, so q waits for p's 10 minutes; binpack
+    # puts p beside x on n1 and q takes n2 at once.
+    assert by_job["q"].change == "earlier"
+    assert by_job["q"].current - by_job["q"].proposed == pytest.approx(600, abs=2)
+    assert by_job["p"].change == "same"
+    assert (w.count("earlier"), w.count("later"), w.count("same")) == (1, 0, 1)
+    assert w.current_waits[99] > w.proposed_waits[99]
