@@ -11,14 +11,20 @@ using namespace volcanic::testing;
 
 namespace {
 
-// Records the event handler calls a session makes.
+// Records the event handler calls a session makes, and refuses placing the
+// task named g_refuse (Volcano's Event.Err).
 std::vector<std::string>* g_events = nullptr;
+std::string g_refuse;
 
 class RecorderPlugin : public Plugin {
  public:
   void OnSessionOpen(PluginHandle& h) override {
+    Session* ssn = &h.session();
     h.AddEventHandler(
-        [](const TaskInfo& t) { g_events->push_back("+" + t.name); },
+        [ssn](const TaskInfo& t) {
+          g_events->push_back("+" + t.name);
+          if (t.name == g_refuse) ssn->RefusePlacement("no " + t.name);
+        },
         [](const TaskInfo& t) { g_events->push_back("-" + t.name); });
   }
 };
@@ -28,8 +34,13 @@ struct Fixture {
   Registry registry = WithTestPlugin<RecorderPlugin>("test-recorder");
   SchedulerConf conf;
   std::vector<std::string> events;
+  void g_refuse_set(const std::string& name) {
+    g_refuse = name;
+    events.clear();
+  }
   Fixture() {
     g_events = &events;
+    g_refuse.clear();
     conf = Conf(R"({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}, {"name": "test-recorder"}]}]})",
                 registry);
     Load(cache, json::array({Node("n1", "4", "8Gi"), Queue("q1"), PodGroup("ns", "pg", "q1", 1),
@@ -38,22 +49,28 @@ struct Fixture {
   }
 };
 
-}  // namespace
-
-TEST_CASE("discard undoes operations in reverse order and restores accounting") {
+// The fixture's session, open, and its node and tasks.
+struct Opened {
   Fixture f;
-  Session ssn(f.cache, f.conf, {}, f.registry);
-  REQUIRE(ssn.Open().ok());
+  Session ssn{f.cache, f.conf, {}, f.registry};
   NodeInfo* n1 = f.cache.FindNode("n1");
   TaskInfo* a = f.cache.FindTask("ns/a");
   TaskInfo* b = f.cache.FindTask("ns/b");
   TaskInfo* running = f.cache.FindTask("ns/running");
   Resource idle_before = n1->idle;
+  Opened() { REQUIRE(ssn.Open().ok()); }
+};
+
+}  // namespace
+
+TEST_CASE("discard undoes operations in reverse order and restores accounting") {
+  Opened o;
+  auto& [f, ssn, n1, a, b, running, idle_before] = o;
 
   Statement stmt(ssn);
-  stmt.Allocate(a, n1);
+  REQUIRE(stmt.Allocate(a, n1).ok());
   stmt.Evict(running);
-  stmt.Pipeline(b, n1);
+  REQUIRE(stmt.Pipeline(b, n1).ok());
   REQUIRE(a->status == TaskStatus::kAllocated);
   REQUIRE(running->status == TaskStatus::kReleasing);
   REQUIRE(b->status == TaskStatus::kPipelined);
@@ -81,11 +98,11 @@ TEST_CASE("commit binds allocations and records evictions; close reverts pipelin
     REQUIRE(ssn.Open().ok());
     NodeInfo* n1 = f.cache.FindNode("n1");
     Statement stmt(ssn);
-    stmt.Allocate(f.cache.FindTask("ns/a"), n1);
+    REQUIRE(stmt.Allocate(f.cache.FindTask("ns/a"), n1).ok());
     stmt.Evict(f.cache.FindTask("ns/running"));
     stmt.Commit();
     Statement kept(ssn);  // neither committed nor discarded
-    kept.Pipeline(f.cache.FindTask("ns/b"), n1);
+    REQUIRE(kept.Pipeline(f.cache.FindTask("ns/b"), n1).ok());
     ssn.Close(&d);
   }
   REQUIRE(d.binds == std::vector<std::pair<std::string, std::string>>{{"ns/a", "n1"}});
@@ -109,13 +126,50 @@ TEST_CASE("a job's allocation at open stays what it was while the session change
   REQUIRE(at_open.Get(kCpu) == 1000);
 
   Statement stmt(ssn);
-  stmt.Allocate(f.cache.FindTask("ns/a"), n1);
+  REQUIRE(stmt.Allocate(f.cache.FindTask("ns/a"), n1).ok());
   stmt.Evict(f.cache.FindTask("ns/running"));
-  stmt.Pipeline(f.cache.FindTask("ns/b"), n1);
+  REQUIRE(stmt.Pipeline(f.cache.FindTask("ns/b"), n1).ok());
   REQUIRE(job->allocated.Get(kCpu) == 1000);  // a in, running out: the same sum, by other tasks
   stmt.Discard();
   Statement again(ssn);
-  again.Allocate(f.cache.FindTask("ns/a"), n1);
+  REQUIRE(again.Allocate(f.cache.FindTask("ns/a"), n1).ok());
   REQUIRE(job->allocated.Get(kCpu) == 2000);
   REQUIRE(ssn.AllocatedAtOpen(*job) == at_open);
+}
+
+// Volcano's statement.go Allocate / Pipeline: an AllocateFunc that sets
+// Event.Err rolls the placement back at once (unallocate, every
+// DeallocateFunc called) and the operation fails; unevict and
+// Session.Allocate (backfill) do not read the error.
+TEST_CASE("an event handler refuses a placement: it is undone at once and is no operation") {
+  Opened o;
+  auto& [f, ssn, n1, a, b, running, idle_before] = o;
+
+  f.g_refuse_set("a");
+  Statement stmt(ssn);
+  absl::Status refused = stmt.Allocate(a, n1);
+  REQUIRE(refused.code() == absl::StatusCode::kFailedPrecondition);
+  REQUIRE(refused.message() == "no a");
+  REQUIRE(f.events == std::vector<std::string>{"+a", "-a"});
+  REQUIRE(a->status == TaskStatus::kPending);
+  REQUIRE(a->node == nullptr);
+  REQUIRE(n1->idle == idle_before);
+  REQUIRE(stmt.empty());
+  REQUIRE(ssn.DiscardedPendingNum(*a->job) == 0);  // not a Discard
+
+  f.g_refuse_set("b");
+  REQUIRE(!stmt.Pipeline(b, n1).ok());
+  REQUIRE(b->status == TaskStatus::kPending);
+  REQUIRE(n1->pipelined.Get(kCpu) == 0);
+
+  // Undoing an eviction cannot be refused.
+  f.g_refuse_set("running");
+  stmt.Evict(running);
+  stmt.Discard();
+  REQUIRE(running->status == TaskStatus::kRunning);
+
+  // Nor can backfill's allocation (Volcano's Session.Allocate).
+  f.g_refuse_set("a");
+  ssn.AllocateAndDispatch(a, n1);
+  REQUIRE(a->node == n1);
 }

@@ -7,15 +7,17 @@ a plugin the engine does not know, and at most once). A configuration then names
 tiers like a built-in plugin, with the same enable flags and combination rules.
 
 Registered classes are kept here by name; each Scheduler copies them into its own registry
-when it is made (so registering later changes no existing Scheduler). A name is registered
-once: registering a taken name raises ConfigError, as kube-scheduler's registry does, rather
-than replacing the plugin behind the back of schedulers that use it.
+when it is made (so registering later changes no existing Scheduler), after the plugins
+volcanic itself writes in Python (BUILTIN_PLUGINS: extender), which every Scheduler has. A
+name is registered once: registering a taken name raises ConfigError, as kube-scheduler's
+registry does, rather than replacing the plugin behind the back of schedulers that use it.
 
 Hooks (views are read-only and valid only while their session runs):
     job_order(a, b) -> int          <0: a first, >0: b first, 0: no opinion
     task_order(a, b) -> int
     queue_order(a, b) -> int
     predicate(task, node) -> str | None          a str rejects the node, with that reason
+                                                 (an Unresolvable: evicting cannot help)
     node_order(task, node) -> float
     batch_node_order(task, nodes) -> Sequence[float]   one score per node, added to the rest
     preemptable(preemptor, candidates) -> list | None  victims among candidates; None abstains
@@ -24,12 +26,19 @@ Hooks (views are read-only and valid only while their session runs):
     job_pipelined(job) -> bool | None            True permits, False rejects, None abstains
     job_enqueueable(job) -> bool | None
     overused(queue) -> bool
+    on_allocate(task) -> str | None    the task was placed (task.node); a str refuses the
+                                       placement, which is undone (ignored where Volcano
+                                       cannot refuse: backfill, an eviction undone)
+    on_deallocate(task)                the task was taken off its node, or evicted
     on_session_open(session)
     on_session_close(session)
+An instance leaves out a hook its class defines by setting the attribute to None in
+__init__ (e.g. what its arguments do not ask for): it is then not registered at all.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import json
 from typing import Any, ClassVar, Iterable, Mapping, TypeVar
@@ -38,12 +47,22 @@ from volcanic import _core
 from volcanic._core import JobView, LabelsView, NodeView, QueueView, ResourceView, SessionView, TaskView
 from volcanic.errors import ConfigError
 
-__all__ = ["ENTRY_POINT_GROUP", "HOOKS", "JobView", "LabelsView", "NodeView", "Plugin", "QueueView",
-           "ResourceView", "SessionView", "TaskView", "load_entry_point_plugins", "plugin_names",
-           "register_plugin", "unregister_plugin"]
+__all__ = ["BUILTIN_PLUGINS", "ENTRY_POINT_GROUP", "HOOKS", "JobView", "LabelsView", "NodeView", "Plugin",
+           "QueueView", "ResourceView", "SessionView", "TaskView", "Unresolvable", "load_entry_point_plugins",
+           "plugin_names", "register_plugin", "unregister_plugin"]
 
 HOOKS: tuple[str, ...] = tuple(_core.PLUGIN_HOOKS)
 ENTRY_POINT_GROUP = "volcanic.plugins"
+# The plugins volcanic writes in Python, by name: "module:class", imported when first needed.
+BUILTIN_PLUGINS: dict[str, str] = {"extender": "volcanic.scheduler.extender:Extender"}
+
+
+class Unresolvable(str):
+    """A predicate's reason for a node that evicting pods cannot make fit (kube's
+    UnschedulableAndUnresolvable): preempt and reclaim do not try that node. A plain str is
+    kube's Unschedulable: they may."""
+
+    __slots__ = ()
 
 
 class Plugin:
@@ -63,7 +82,8 @@ class Plugin:
     loaded, to check its arguments) from the plugin's `arguments` in the configuration. Raise
     ValueError (or volcanic.ConfigError) for a bad argument: it becomes a ConfigError naming
     the plugin. Define only the hooks the plugin needs: a hook it does not define costs
-    nothing, and the base class defines none.
+    nothing, and the base class defines none; an instance may set a hook to None in __init__
+    to leave it out as well.
     """
 
     name: ClassVar[str] = ""
@@ -98,7 +118,7 @@ def register_plugin(cls: P) -> P:
     for h in _hooks_of(cls):
         if not callable(getattr(cls, h)):
             raise TypeError(f"register_plugin: {cls.__qualname__}.{h} must be a method")
-    if name in _core.builtin_plugin_names():
+    if name in _core.builtin_plugin_names() or name in BUILTIN_PLUGINS:
         raise ConfigError(f'register_plugin: "{name}" is the name of a built-in plugin; give the Python plugin '
                           "another name")
     if name in _registered:
@@ -120,13 +140,26 @@ def unregister_plugin(name: str) -> None:
 
 def plugin_names() -> list[str]:
     """The names configurations may use now: the built-in plugins and the registered ones."""
-    return sorted([*_core.builtin_plugin_names(), *_registered])
+    return sorted([*_core.builtin_plugin_names(), *BUILTIN_PLUGINS, *_registered])
 
 
 def registered_plugins() -> list[tuple[str, type[Plugin], list[str], bool]]:
-    """The registered classes as a Scheduler's registry takes them: (name, class, the hooks it
-    defines, node_local)."""
-    return [(name, cls, _hooks_of(cls), cls.node_local) for name, cls in _registered.items()]
+    """The built-in Python plugins and the registered classes as a Scheduler's registry takes
+    them: (name, class, the hooks it defines, node_local)."""
+    classes = [*_builtin_classes().items(), *_registered.items()]
+    return [(name, cls, _hooks_of(cls), cls.node_local) for name, cls in classes]
+
+
+_builtins: dict[str, type[Plugin]] = {}
+
+
+def _builtin_classes() -> dict[str, type[Plugin]]:
+    """BUILTIN_PLUGINS' classes, imported once (they import this module)."""
+    if not _builtins:
+        for name, where in BUILTIN_PLUGINS.items():
+            module, _, attr = where.partition(":")
+            _builtins[name] = getattr(importlib.import_module(module), attr)
+    return _builtins
 
 
 def _hooks_of(cls: type) -> list[str]:

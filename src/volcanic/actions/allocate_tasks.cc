@@ -63,10 +63,12 @@ std::optional<Statement> AllocateTasks(Session& ssn, const QueueInfo& q, JobInfo
       if (ssn.NeedContinueAllocating(*job)) continue;
       break;
     }
-    if (r.fits_idle) {
-      stmt.Allocate(task, r.node);
-    } else {
-      stmt.Pipeline(task, r.node);
+    absl::Status placed = r.fits_idle ? stmt.Allocate(task, r.node) : stmt.Pipeline(task, r.node);
+    if (!placed.ok()) {
+      // A plugin refused it there (Volcano's allocate logs it and goes on to
+      // the next task, recording no fit error).
+      ssn.NoteSkipped(*task, std::string(placed.message()));
+      continue;
     }
     if (scope.unit && scope.unit->with_topology) allocated = WithNode(ssn.topology().tree(), allocated, *r.node);
     if (ready()) break;

@@ -16,11 +16,17 @@ struct Trial {
   double score = 0;
 };
 
-Statement Replay(Session& ssn, const std::vector<Statement::Op>& ops) {
+// The trial's placements again; nullopt, with nothing left applied, when a
+// plugin refuses one of them now (Volcano's RecoverOperations fails).
+std::optional<Statement> Replay(Session& ssn, const std::vector<Statement::Op>& ops) {
   Statement stmt(ssn);
   for (const Statement::Op& op : ops) {
-    if (op.kind == Statement::Kind::kAllocate) stmt.Allocate(op.task, op.to);
-    if (op.kind == Statement::Kind::kPipeline) stmt.Pipeline(op.task, op.to);
+    absl::Status placed = op.kind == Statement::Kind::kAllocate ? stmt.Allocate(op.task, op.to)
+                                                                 : stmt.Pipeline(op.task, op.to);
+    if (!placed.ok()) {
+      stmt.Discard();
+      return std::nullopt;
+    }
   }
   return stmt;
 }
@@ -92,7 +98,9 @@ JobTrial TryJob(Session& ssn, const QueueInfo& q, JobInfo* job, const Worksheet&
     TopologyUnit& gang = g.gangs[gi];
     std::optional<GangTrial> placed = PlaceGang(ssn, q, job, trial.rest.tasks[gi], gang, hn);
     if (!placed || placed->ops.empty()) continue;
-    trial.stmts.push_back(Replay(ssn, placed->ops));
+    std::optional<Statement> replayed = Replay(ssn, placed->ops);
+    if (!replayed) continue;
+    trial.stmts.push_back(*std::move(replayed));
     trial.ops.insert(trial.ops.end(), placed->ops.begin(), placed->ops.end());
     trial.score += placed->score;
     trial.rest.tasks[gi] = std::move(placed->rest);
@@ -200,8 +208,10 @@ std::optional<TopologyPlacement> AllocateInTopology(Session& ssn, const QueueInf
     std::vector<double> scores;
     for (const JobTrial& t : trials) scores.push_back(t.score);
     JobTrial& best = trials[Best(scores)];
+    std::optional<Statement> replayed = Replay(ssn, best.ops);
+    if (!replayed) return std::nullopt;
     ws = std::move(best.rest);
-    return TopologyPlacement{Replay(ssn, best.ops), best.hypernode, std::move(best.gang_hypernodes)};
+    return TopologyPlacement{*std::move(replayed), best.hypernode, std::move(best.gang_hypernodes)};
   }
   return std::nullopt;
 }

@@ -86,11 +86,11 @@ std::optional<Statement> SimulateGangAt(Session& ssn, const QueueInfo& q, JobInf
     TaskInfo* task = tasks.Pop();
     NodeInfo* node = nullptr;
     if (ssn.Allocatable(q, *task) && ssn.PrePredicate(*task).ok()) node = SimulatedNode(ssn, *task, nodes);
-    if (!node) {
+    // No node, or a plugin refused it there.
+    if (!node || !trial.Pipeline(task, node).ok()) {
       trial.Discard();
       return std::nullopt;
     }
-    trial.Pipeline(task, node);
   }
   if (!trial.empty() && (ssn.SubJobReady(*job, gang) || ssn.SubJobPipelined(*job, gang))) return trial;
   trial.Discard();

@@ -152,7 +152,10 @@ bool PreemptOnBestCandidate(Session& ssn, Statement& stmt, TaskInfo* preemptor, 
   if (SessionMetrics* m = PreemptMetrics(ssn, VictimRule::kPreemptable)) ++m->preemption_attempts;
   Statement trial(ssn);
   for (TaskInfo* victim : best.victims) trial.Evict(victim);
-  trial.Pipeline(preemptor, best.node);
+  if (!trial.Pipeline(preemptor, best.node).ok()) {
+    trial.Discard();  // a plugin refused it: no eviction either (Volcano's topologyAwarePreempt)
+    return false;
+  }
   stmt.Merge(trial);
   return true;
 }

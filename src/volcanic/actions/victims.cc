@@ -91,11 +91,12 @@ bool EvictAndPipeline(Session& ssn, Statement& stmt, TaskInfo* preemptor, NodeIn
     if (FitsAfterEvictions(ssn, *preemptor, *node)) break;
     trial.Evict(victim);
   }
-  if (!FitsAfterEvictions(ssn, *preemptor, *node)) {
+  // A plugin may refuse the pipeline: then no eviction either (Volcano's
+  // preempt and reclaim discard the node's statement and try the next node).
+  if (!FitsAfterEvictions(ssn, *preemptor, *node) || !trial.Pipeline(preemptor, node).ok()) {
     trial.Discard();
     return false;
   }
-  trial.Pipeline(preemptor, node);
   stmt.Merge(trial);
   return true;
 }

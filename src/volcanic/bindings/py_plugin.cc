@@ -101,10 +101,15 @@ NodeLocalFn LocalFn(bool node_local) {
 
 class PyPlugin : public Plugin {
  public:
+  // An instance leaves out a hook its class defines by setting it to None
+  // (in __init__: what its arguments do not ask for costs nothing).
   PyPlugin(std::shared_ptr<const PyPluginClass> cls, py::object instance)
       : cls_(std::move(cls)), instance_(std::move(instance)) {
-    for (int h = 0; h < kHookCount; ++h)
-      if (cls_->hooks[h]) methods_[h] = instance_.attr(HookName(h));
+    for (int h = 0; h < kHookCount; ++h) {
+      if (!cls_->hooks[h]) continue;
+      py::object method = instance_.attr(HookName(h));
+      if (!method.is_none()) methods_[h] = std::move(method);
+    }
   }
 
   // node_local promises answers within a session only (docs/plugins-python.md).
@@ -134,6 +139,7 @@ class PyPlugin : public Plugin {
     RegisterNodeHooks(h);
     RegisterVictimHooks(h);
     RegisterJobHooks(h);
+    RegisterEventHooks(h);
     if (Has(kOnSessionOpen))
       Guard(kOnSessionOpen, 0, [&] { return Ignore(Call(kOnSessionOpen, views_->SessionObject())); });
   }
@@ -144,7 +150,7 @@ class PyPlugin : public Plugin {
   }
 
  private:
-  bool Has(int hook) const { return cls_->hooks[hook]; }
+  bool Has(int hook) const { return static_cast<bool>(methods_[hook]); }
   static int Ignore(const py::object&) { return 0; }
 
   // Runs `body` with the GIL; on a Python exception or a bad answer, or when
@@ -239,14 +245,29 @@ class PyPlugin : public Plugin {
 
   // None passes; a str is the reason the node is rejected. Like kube's
   // Unschedulable: preempt may still try evicting there (and checks every
-  // predicate again before placing).
+  // predicate again before placing); an Unresolvable (a str subclass,
+  // plugins.py) is kube's UnschedulableAndUnresolvable: evicting cannot help.
   Verdict Predicate(const TaskInfo& t, const NodeInfo& n, std::vector<std::string>* reasons) {
     py::object r = Call(kPredicate, views_->Task(&t), views_->Node(&n));
     if (r.is_none()) return Verdict::kFit;
     if (!PyUnicode_Check(r.ptr())) Wrong(kPredicate, r, "None (fits) or a str (the reason it does not)");
-    std::string reason = r.cast<std::string>();
-    reasons->push_back(reason.empty() ? absl::StrCat("node(s) rejected by plugin ", cls_->name) : reason);
-    return Verdict::kUnschedulable;
+    reasons->push_back(Reason(r, "node(s) rejected by plugin "));
+    return PyUnicode_CheckExact(r.ptr()) || !IsUnresolvable(r) ? Verdict::kUnschedulable : Verdict::kUnresolvable;
+  }
+
+  // A str answer; an empty one reads `if_empty` and the plugin's name.
+  std::string Reason(py::handle str, const char* if_empty) const {
+    std::string reason = str.cast<std::string>();
+    return reason.empty() ? absl::StrCat(if_empty, cls_->name) : reason;
+  }
+
+  static bool IsUnresolvable(py::handle str) {
+    // Imported once, with the GIL; kept for the life of the process.
+    static PyObject* type =
+        py::object(py::module_::import("volcanic.scheduler.plugins").attr("Unresolvable")).release().ptr();
+    int is = PyObject_IsInstance(str.ptr(), type);
+    if (is < 0) throw py::error_already_set();
+    return is == 1;
   }
 
   int BatchScores(const TaskInfo& t, absl::Span<NodeInfo* const> nodes, std::vector<double>* scores) {
@@ -316,6 +337,26 @@ class PyPlugin : public Plugin {
     if (Has(kOverused))
       h.AddOverusedFn([this](const QueueInfo& q) {
         return Guard(kOverused, false, [&] { return Bool(kOverused, Call(kOverused, views_->Queue(&q))); });
+      });
+  }
+
+  // on_allocate: None accepts the placement, a str refuses it with that
+  // reason (Session::RefusePlacement; ignored where a placement cannot be
+  // refused). on_deallocate's answer is ignored.
+  void RegisterEventHooks(PluginHandle& h) {
+    if (Has(kOnAllocate))
+      h.AddOnAllocateFn([this](const TaskInfo& t) {
+        Guard(kOnAllocate, 0, [&] {
+          py::object r = Call(kOnAllocate, views_->Task(&t));
+          if (r.is_none()) return 0;
+          if (!PyUnicode_Check(r.ptr())) Wrong(kOnAllocate, r, "None (accept) or a str (the reason to refuse)");
+          ssn_->RefusePlacement(Reason(r, "placement refused by plugin "));
+          return 0;
+        });
+      });
+    if (Has(kOnDeallocate))
+      h.AddOnDeallocateFn([this](const TaskInfo& t) {
+        Guard(kOnDeallocate, 0, [&] { return Ignore(Call(kOnDeallocate, views_->Task(&t))); });
       });
   }
 

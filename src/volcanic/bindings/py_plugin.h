@@ -2,7 +2,8 @@
 // Plugin: the bridge between a volcanic.Plugin subclass and the session.
 //
 // Promises: the session gets a callback only for the hooks the Python class
-// defines (a hook it lacks costs nothing), registered under the plugin's
+// defines and the instance did not set to None (a hook it lacks costs
+// nothing), registered under the plugin's
 // name so the tiers' combination rules and enable flags apply as to native
 // plugins. Each call takes the GIL (sessions run without it) and passes
 // views (views.h). A Python exception, or an answer of the wrong type, fails

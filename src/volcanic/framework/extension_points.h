@@ -113,6 +113,12 @@ using VictimTasksFn = std::function<std::vector<TaskInfo*>(const std::vector<Tas
 // Event handlers: the task was placed (allocated or pipelined, or its
 // eviction undone) or released (evicted, or its placement undone). Every
 // on_allocate is matched by an on_deallocate if the session undoes it.
+// An on_allocate handler may refuse the placement it is told of (Volcano's
+// Event.Err) by calling Session::RefusePlacement: once every handler has
+// run, the session undoes the placement (calling every on_deallocate) and
+// the Statement's Allocate or Pipeline fails. Only a Statement's placement
+// can be refused; a refusal of an undone eviction or of backfill's
+// allocation is ignored, as in Volcano.
 using TaskEventFn = std::function<void(const TaskInfo&)>;
 // Reserve: the task is about to be placed on the node (allocated or
 // pipelined): the plugin takes what the task will hold there (vGPU cards,
@@ -203,8 +209,8 @@ enum class Combination : uint8_t {
   X(Reclaimable, reclaimable, EvictableFn, "enableReclaimable", kVictims, true)                     \
   X(UnifiedEvictable, unified_evictable, UnifiedEvictableFn, nullptr, kVictims, false)             \
   X(VictimTasks, victim_tasks, VictimTasksFn, "enabledVictim", kFirstTierUnion, false)             \
-  X(OnAllocate, on_allocate, TaskEventFn, nullptr, kEach, false)                                    \
-  X(OnDeallocate, on_deallocate, TaskEventFn, nullptr, kEach, false)                                \
+  X(OnAllocate, on_allocate, TaskEventFn, nullptr, kEach, true)                                     \
+  X(OnDeallocate, on_deallocate, TaskEventFn, nullptr, kEach, true)                                 \
   X(Reserve, reserve, ReserveFn, nullptr, kEach, false)                                             \
   X(Unreserve, unreserve, UnreserveFn, nullptr, kEach, false)                                       \
   X(CardChoice, card_choice, CardChoiceFn, nullptr, kFirstAnswer, false)                           \

@@ -379,20 +379,31 @@ const Resource& Session::AllocatedAtOpen(const JobInfo& job) const {
   return it != allocated_at_open_.end() ? it->second : job.allocated;
 }
 
-void Session::AllocateTask(TaskInfo* t, NodeInfo* n) {
-  KeepAllocatedAtOpen(*t);
-  Reserve(t, *n);
-  PlaceTask(t, n, TaskStatus::kAllocated);
-  touched_.push_back(t);
-  Notify(on_allocate_, *t);
+absl::Status Session::AllocateTask(TaskInfo* t, NodeInfo* n) {
+  return Place(t, n, TaskStatus::kAllocated, /*refusable=*/true);
 }
 
-void Session::PipelineTask(TaskInfo* t, NodeInfo* n) {
+absl::Status Session::PipelineTask(TaskInfo* t, NodeInfo* n) {
+  return Place(t, n, TaskStatus::kPipelined, /*refusable=*/true);
+}
+
+absl::Status Session::Place(TaskInfo* t, NodeInfo* n, TaskStatus s, bool refusable) {
+  TaskStatus before = t->status;
+  NodeInfo* was_on = t->node;
   KeepAllocatedAtOpen(*t);
   Reserve(t, *n);
-  PlaceTask(t, n, TaskStatus::kPipelined);
+  PlaceTask(t, n, s);
   touched_.push_back(t);
+  refusable_ = refusable;
   Notify(on_allocate_, *t);
+  refusable_ = false;
+  if (!refusal_) return absl::OkStatus();
+  // Volcano's Statement.Allocate / Pipeline roll back at once (unallocate),
+  // not as a Discard: the task does not count as discarded.
+  absl::Status refused = absl::FailedPreconditionError(*refusal_);
+  refusal_.reset();
+  Unplace(t, before, was_on);
+  return refused;
 }
 
 void Session::EvictTask(TaskInfo* t) {
@@ -403,9 +414,13 @@ void Session::EvictTask(TaskInfo* t) {
 }
 
 void Session::RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n) {
+  if (t->status == TaskStatus::kAllocated) discarded_[t->job].insert(t);
+  Unplace(t, s, n);
+}
+
+void Session::Unplace(TaskInfo* t, TaskStatus s, NodeInfo* n) {
   KeepAllocatedAtOpen(*t);
   bool was_allocated = t->status != TaskStatus::kReleasing;
-  if (t->status == TaskStatus::kAllocated) discarded_[t->job].insert(t);
   PlaceTask(t, n, s);
   if (!n) Unreserve(t);
   // Undoing an allocation frees; undoing an eviction takes back.
@@ -426,7 +441,8 @@ void Session::RecordEviction(TaskInfo* t) {
 }
 
 void Session::AllocateAndDispatch(TaskInfo* t, NodeInfo* n) {
-  AllocateTask(t, n);
+  // Volcano's Session.Allocate does not read the handlers' errors.
+  Place(t, n, TaskStatus::kAllocated, /*refusable=*/false).IgnoreError();
   if (!JobReady(*t->job)) return;
   for (const auto& [key, task] : t->job->tasks)
     if (task->status == TaskStatus::kAllocated) Bind(task);

@@ -145,11 +145,20 @@ class Session {
   void OrderVictims(const TaskInfo& preemptor, std::vector<TaskInfo*>* victims) const;
 
   // State changes, used by Statement and backfill. Each fires the plugins'
-  // event handlers and tells the node search which node changed.
-  void AllocateTask(TaskInfo* t, NodeInfo* n);   // Pending -> Allocated on n
-  void PipelineTask(TaskInfo* t, NodeInfo* n);   // Pending -> Pipelined on n
-  void EvictTask(TaskInfo* t);                   // -> Releasing
+  // event handlers and tells the node search which node changed. Allocate
+  // and Pipeline fail (FailedPrecondition, the first refusal's reason) when
+  // an on_allocate handler refused the placement: it is undone then, the
+  // task Pending off the node as before (extension_points.h).
+  absl::Status AllocateTask(TaskInfo* t, NodeInfo* n);  // Pending -> Allocated on n
+  absl::Status PipelineTask(TaskInfo* t, NodeInfo* n);  // Pending -> Pipelined on n
+  void EvictTask(TaskInfo* t);                          // -> Releasing
   void RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n);  // undo of the above
+  // Called by an on_allocate handler: refuses the placement being told of.
+  // Ignored where a placement cannot be refused (an undone eviction,
+  // backfill's allocation); of several refusals the first reason is kept.
+  void RefusePlacement(std::string reason) {
+    if (refusable_ && !refusal_) refusal_ = std::move(reason);
+  }
   // A job's allocated as this session opened, whatever the session did since:
   // for plugins that take a job's allocation when they first need it, rather
   // than copying every job's at open (Volcano's drf does).
@@ -227,6 +236,10 @@ class Session {
   // and gives back when it is taken off.
   void Reserve(TaskInfo* t, const NodeInfo& n);
   void Unreserve(TaskInfo* t);
+  // Allocate or pipeline (status s), refused or not (RefusePlacement).
+  absl::Status Place(TaskInfo* t, NodeInfo* n, TaskStatus s, bool refusable);
+  // Puts the task back to status s on node n (nullptr: off any node), telling the handlers.
+  void Unplace(TaskInfo* t, TaskStatus s, NodeInfo* n);
   template <typename F>
   TieredRefs<F> Collect(F PluginSlot::*field, const char* flag) const;
   void CollectCallbacks();
@@ -301,6 +314,10 @@ class Session {
   std::map<std::string, Resource> deserved_;
   SessionMetrics metrics_;
   mutable std::optional<int64_t> wake_at_ms_;
+  // While on_allocate handlers are told of a placement that may be refused,
+  // and the first refusal.
+  bool refusable_ = false;
+  std::optional<std::string> refusal_;
 };
 
 }  // namespace volcanic

@@ -1,17 +1,22 @@
 #include "volcanic/framework/statement.h"
 
+#include "volcanic/api/status_macros.h"
 #include "volcanic/framework/session.h"
 
 namespace volcanic {
 
-void Statement::Allocate(TaskInfo* t, NodeInfo* n) {
-  ops_.push_back({Kind::kAllocate, t, t->status, t->node, n});
-  ssn_.AllocateTask(t, n);
+absl::Status Statement::Allocate(TaskInfo* t, NodeInfo* n) {
+  Op op{Kind::kAllocate, t, t->status, t->node, n};
+  RETURN_IF_ERROR(ssn_.AllocateTask(t, n));
+  ops_.push_back(op);
+  return absl::OkStatus();
 }
 
-void Statement::Pipeline(TaskInfo* t, NodeInfo* n) {
-  ops_.push_back({Kind::kPipeline, t, t->status, t->node, n});
-  ssn_.PipelineTask(t, n);
+absl::Status Statement::Pipeline(TaskInfo* t, NodeInfo* n) {
+  Op op{Kind::kPipeline, t, t->status, t->node, n};
+  RETURN_IF_ERROR(ssn_.PipelineTask(t, n));
+  ops_.push_back(op);
+  return absl::OkStatus();
 }
 
 void Statement::Evict(TaskInfo* t) {

@@ -2,11 +2,14 @@
 // and evict operations. Each operation changes the session at once; Commit
 // makes allocations binds and evictions real, Discard undoes every operation
 // in reverse order. A statement neither committed nor discarded (a pipelined
-// gang) is undone when the session closes.
+// gang) is undone when the session closes. Allocate and Pipeline fail when a
+// plugin's event handler refuses the placement (extension_points.h): it is
+// then undone already and not an operation of the statement.
 #pragma once
 
 #include <vector>
 
+#include "absl/status/status.h"
 #include "volcanic/api/types.h"
 
 namespace volcanic {
@@ -17,8 +20,8 @@ class Statement {
  public:
   explicit Statement(Session& ssn) : ssn_(ssn) {}
 
-  void Allocate(TaskInfo* t, NodeInfo* n);
-  void Pipeline(TaskInfo* t, NodeInfo* n);
+  absl::Status Allocate(TaskInfo* t, NodeInfo* n);
+  absl::Status Pipeline(TaskInfo* t, NodeInfo* n);
   void Evict(TaskInfo* t);
   void Commit();
   void Discard();
