@@ -1,7 +1,7 @@
 """`volcanic install | up | scheduler | controller-manager | webhook --register | dev-cluster`:
 the real-cluster commands. `scheduler`, `controller-manager` and `webhook` also take every flag
 of Volcano's vc-scheduler, vc-controller-manager and vc-webhook-manager (volcanic.cli.volcano),
-read as Volcano's Go binaries read them (volcanic.cli.pflag); what they build is
+read as Volcano's Go binaries read them (volcanic.kube.pflag); what they build is
 volcanic.cli.daemons' configuration, made at parse time (main.parse_args)."""
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import threading
 from typing import Any
 from urllib.parse import urlparse
 
-from volcanic.cli.pflag import GoBool, StringArray
 from volcanic.cli.volcano import (
     DAEMON_HOOK_BUDGET,
     VOLCANIC_CONTROLLERS,
@@ -24,6 +23,7 @@ from volcanic.cli.volcano import (
     add_volcano_flags,
     log_inert,
 )
+from volcanic.kube.pflag import GoBool, StringArray
 from volcanic.real.devcluster.operators import OPERATORS
 
 

@@ -21,12 +21,12 @@ from volcanic.cli.kube import (
     positive_int,
     webhook_on_cluster,
 )
-from volcanic.cli.pflag import GoBool, StringArray, go_argv
 from volcanic.cli.simulate import add_simulate
 from volcanic.cli.volcano import add_volcano_flags
 from volcanic.cluster.cluster import documents
 from volcanic.errors import AdmissionError, ConfigError, InvalidObject, PluginError
 from volcanic.kube.errors import StoreError
+from volcanic.kube.pflag import GoBool, StringArray, go_argv
 
 
 def _load_objects(paths: Sequence[str]) -> list[dict[str, Any]]:
@@ -317,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-# Commands whose command lines are read as Volcano's Go binaries read theirs (cli/pflag.py).
+# Commands whose command lines are read as Volcano's Go binaries read theirs (kube/pflag.py).
 GO_COMMANDS = ("scheduler", "controller-manager", "webhook", "up")
 
 

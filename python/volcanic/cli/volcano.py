@@ -22,7 +22,7 @@ import logging
 import re
 from typing import Any, Callable
 
-from volcanic.cli.pflag import (
+from volcanic.kube.pflag import (
     GoBool,
     StringArray,
     StringSlice,

@@ -218,6 +218,17 @@ class Cluster:
         except NotFound:
             raise KeyError(f"{kind} {name!r} not found") from None
 
+    def vcctl(self, *args: str) -> str:
+        """Runs Volcano's command line on this cluster: `c.vcctl("job list -n team")` (one
+        string, split as a shell would) or `c.vcctl("job", "view", "-N", "j")`; vsub, vjobs,
+        vqueues, vcancel, vsuspend and vresume when the line starts with their name. Returns
+        what it printed; volcanic.vcctl.VcctlError carries the one-line message of a failure
+        (and Volcano's exit code). Writes go through admission; what controllers do with them
+        (a suspend's Command, a new queue's opening) happens in the next run(). See
+        docs/vcctl.md."""
+        from volcanic.vcctl import StoreApi, on_store
+        return on_store(StoreApi(self.api, now=self._clock.now), args)
+
     def evict(self, name: str, namespace: str = "default") -> None:
         """Evicts a pod as the eviction API does: DisruptionTarget condition, then delete."""
         pod = self.api.get("Pod", name, namespace)

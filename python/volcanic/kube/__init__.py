@@ -8,6 +8,7 @@ underneath (the embedded one in `volcanic.cluster`, a real one in `volcanic.real
 - store: the Store protocol and its watch stream
 - informers: cached listers fed by a Store's watch, with indexes
 - quantity, duration: Kubernetes quantities, pod requests and Go durations, by the engine's rules
+- pflag: command lines read as Go's spf13/pflag reads them (Volcano's daemons, vcctl)
 
 It imports nothing else of volcanic but the engine (`volcanic._core`), whose quantity, duration
 and pod-request rules it shares with the scheduler, and whose native deep copy `clone` uses.

@@ -132,6 +132,14 @@ KINDS = {k.name: k for k in [
     # the scheduler's numa-aware plugin; the CRD has no status.
     Kind("Numatopology", f"{NODEINFO}/v1alpha1", "numatopologies", namespaced=False, short_names=("numatopo",)),
 ]}
+# Volcano's workflow kinds: volcanic does not serve them yet (no CRD from `volcanic install`, no
+# controller, not watched). vcctl's jobflow and jobtemplate commands reach them on an API server
+# where Volcano's CRDs are installed, and say that the resource is missing where they are not.
+FLOW = "flow.volcano.sh"
+UNSERVED = {k.name: k for k in [
+    Kind("JobFlow", f"{FLOW}/v1alpha1", "jobflows", short_names=("jf",)),
+    Kind("JobTemplate", f"{FLOW}/v1alpha1", "jobtemplates", short_names=("jt",)),
+]}
 # The kinds Volcano's admission has rules for, in the order the chain is built.
 ADMITTED = tuple(k for k in KINDS.values() if k.admission is not None)
 
