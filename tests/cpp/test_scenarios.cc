@@ -94,6 +94,15 @@ void CheckDecisions(const Decisions& d, const json& expect) {
     auto it = d.unschedulable.find(key);
     CHECK((it == d.unschedulable.end() ? json() : json(it->second)) == reason);  // null: no reason at all
   }
+  const json why = OrEmpty(expect.value("why", json()), json::object());
+  for (const auto& [key, want] : why.items()) {
+    INFO("why " << key);
+    REQUIRE(d.why.contains(key));
+    const JobWhy& got = d.why.at(key);
+    if (want.contains("reasons")) CHECK(json(got.reasons) == want["reasons"]);
+    if (want.contains("position")) CHECK(got.position == want["position"].get<int>());
+    if (want.contains("queuePosition")) CHECK(got.queue_position == want["queuePosition"].get<int>());
+  }
   for (const auto& [name, allocated] : queues.items()) {
     INFO("queue " << name);
     REQUIRE(d.queue_allocated.contains(name));

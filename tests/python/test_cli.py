@@ -29,8 +29,9 @@ def test_schedule_json_is_the_decisions():
     d = json.loads(r.stdout)
     assert set(d) == {"binds", "bind_annotations", "volume_binds", "volume_bind_timeout", "evictions", "ungate",
                       "pipelined", "podgroups", "queues",
-                      "unschedulable", "podgroup_events", "deferred", "pending", "wake_at"}
+                      "unschedulable", "podgroup_events", "why", "deferred", "pending", "wake_at"}
     assert d["pending"] is True  # mpi-sim has a pod no node can hold
+    assert any(key.startswith("default/mpi-sim") and w["reasons"] for key, w in d["why"].items()), d["why"]
     assert d["binds"]["default/tf-training-ps-0"] in {"node-a", "node-b"}
     assert d["queues"]["production"]["allocated"]["nvidia.com/gpu"] == "4"
 

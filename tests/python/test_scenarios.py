@@ -62,6 +62,11 @@ def test_scenario(path: pathlib.Path) -> None:
                 assert got[want["type"]][field] == value, (key, field)
     for key, reason in (expect.get("unschedulable") or {}).items():
         assert d.unschedulable.get(key) == reason, key  # null: no reason at all
+    for key, want in (expect.get("why") or {}).items():
+        got = d.why[key]
+        for field, name in (("reasons", "reasons"), ("position", "position"), ("queuePosition", "queue_position")):
+            if field in want:
+                assert got[name] == want[field], (key, field)
     for name, allocated in (expect.get("queues") or {}).items():
         assert d.queues[name]["allocated"] == allocated, name
 

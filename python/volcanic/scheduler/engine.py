@@ -53,6 +53,13 @@ class Decisions:
         unschedulable: ..." while Pending, Inqueue or Unknown; Normal Scheduled "pod group is
         ready" when its status changes otherwise), reported only when it differs from the
         last one reported for that PodGroup.
+    why: "ns/podgroup" -> why a job still waits after this session (docs/foresight.md):
+        {"queue", "reasons": [most binding first: what kept it from being enqueued (a closed
+        queue, a quota with the numbers), its gang's Unschedulable message, its first unplaced
+        pod's node reasons], "position": its place among its queue's waiting jobs in the job
+        order, "queue_position": its queue's place among the queues with waiting jobs in the
+        queue order} (1-based), for every job not yet enqueued, enqueued but not started, or
+        with pods left unplaced.
     deferred: pod conditions were held back for the next session (a gang whose pods are
         still being created); the next session must run though nothing else changed.
     pending: some job waits to be enqueued, or has a pod waiting for a node, after this
@@ -89,6 +96,7 @@ class Decisions:
     queues: dict[str, dict[str, Any]] = field(default_factory=dict)
     unschedulable: dict[str, str] = field(default_factory=dict)
     podgroup_events: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    why: dict[str, dict[str, Any]] = field(default_factory=dict)
     deferred: bool = False
     pending: bool = False
     wake_at: float | None = None

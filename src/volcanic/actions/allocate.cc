@@ -19,7 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "volcanic/actions/actions.h"
 #include "volcanic/actions/allocate_topology.h"
-#include "volcanic/actions/heap.h"
+#include "volcanic/framework/heap.h"
 #include "volcanic/framework/node_search.h"
 #include "volcanic/framework/session.h"
 #include "volcanic/framework/statement.h"

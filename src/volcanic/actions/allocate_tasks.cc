@@ -1,7 +1,7 @@
 #include "volcanic/actions/allocate_tasks.h"
 
 #include "absl/strings/str_cat.h"
-#include "volcanic/actions/heap.h"
+#include "volcanic/framework/heap.h"
 #include "volcanic/framework/node_search.h"
 
 namespace volcanic {

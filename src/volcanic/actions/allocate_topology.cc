@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "volcanic/actions/heap.h"
+#include "volcanic/framework/heap.h"
 
 namespace volcanic {
 namespace {

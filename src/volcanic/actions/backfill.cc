@@ -2,7 +2,7 @@
 // running jobs, placed on any node the predicates allow, bound as soon as
 // their job is ready.
 #include "volcanic/actions/actions.h"
-#include "volcanic/actions/heap.h"
+#include "volcanic/framework/heap.h"
 #include "volcanic/framework/node_search.h"
 #include "volcanic/framework/session.h"
 

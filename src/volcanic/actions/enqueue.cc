@@ -3,7 +3,7 @@
 // JobEnqueueable vote permits (always, for a job without minResources).
 #include "absl/container/btree_map.h"
 #include "volcanic/actions/actions.h"
-#include "volcanic/actions/heap.h"
+#include "volcanic/framework/heap.h"
 #include "volcanic/framework/session.h"
 
 namespace volcanic {
@@ -32,6 +32,8 @@ class EnqueueAction : public Action {
       if (!job->min_resources || ssn.JobEnqueueable(*job)) {
         ssn.JobEnqueued(*job);
         job->SetPhase("Inqueue");
+      } else if (!ssn.Explained(*job)) {
+        ssn.Explain(*job, "not enqueued: a plugin's JobEnqueueable vote refused it");
       }
       queues.Push(q);
     }

@@ -37,7 +37,7 @@
 #include "volcanic/actions/actions.h"
 #include "volcanic/actions/allocate_topology.h"
 #include "volcanic/actions/gang_bundles.h"
-#include "volcanic/actions/heap.h"
+#include "volcanic/framework/heap.h"
 #include "volcanic/api/errors.h"
 #include "volcanic/cache/cache.h"
 

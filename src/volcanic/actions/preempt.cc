@@ -13,7 +13,7 @@
 // phase 2 ignores the label). Nominated nodes are not modelled.
 #include "absl/container/btree_map.h"
 #include "volcanic/actions/actions.h"
-#include "volcanic/actions/heap.h"
+#include "volcanic/framework/heap.h"
 #include "volcanic/actions/preempt_candidates.h"
 #include "volcanic/actions/victims.h"
 #include "volcanic/api/errors.h"

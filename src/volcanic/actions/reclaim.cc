@@ -8,7 +8,7 @@
 // then pipelined, and given back otherwise.
 #include "absl/container/btree_map.h"
 #include "volcanic/actions/actions.h"
-#include "volcanic/actions/heap.h"
+#include "volcanic/framework/heap.h"
 #include "volcanic/actions/victims.h"
 #include "volcanic/framework/session.h"
 #include "volcanic/framework/statement.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "volcanic/actions/heap.h"
+#include "volcanic/framework/heap.h"
 #include "volcanic/cache/cache.h"
 #include "volcanic/framework/session.h"
 #include "volcanic/framework/statement.h"

@@ -157,6 +157,16 @@ py::dict ToPython(const Decisions& d, QuantityDicts& quantities, bool metrics) {
   out[Key("queues")] = queues;
   out[Key("unschedulable")] = unschedulable;
   out[Key("podgroup_events")] = events;
+  py::dict why;
+  for (const auto& [k, w] : d.why) {
+    py::dict j;
+    j[Key("queue")] = w.queue;
+    j[Key("reasons")] = w.reasons;
+    j[Key("position")] = w.position;
+    j[Key("queue_position")] = w.queue_position;
+    why[py::str(k)] = j;
+  }
+  out[Key("why")] = why;
   out[Key("deferred")] = d.deferred;
   out[Key("pending")] = d.pending;
   out[Key("wake_at")] = d.wake_at_ms ? py::object(py::float_(static_cast<double>(*d.wake_at_ms) / 1000))

@@ -68,6 +68,17 @@ struct SessionMetrics {
   double open_seconds = 0;                         // the session's open, snapshot included
 };
 
+// Why a job waits, as the session that left it waiting found it (foresight,
+// docs/foresight.md): the reasons, most binding first (what kept it from being
+// enqueued, then its gang, then its pods' node reasons), its place among its
+// queue's waiting jobs in the session's job order, and its queue's place
+// among the queues with waiting jobs in the queue order (both 1-based).
+struct JobWhy {
+  std::string queue;
+  std::vector<std::string> reasons;
+  int position = 0, queue_position = 0;
+};
+
 struct Decisions {
   std::vector<std::pair<std::string, std::string>> binds;      // pod key -> node, in bind order
   std::map<std::string, Labels> bind_annotations;              // pod key -> annotations its binding carries
@@ -88,6 +99,7 @@ struct Decisions {
   // job key -> the Event its PodGroup gets; only one that differs from the
   // last reported for the job (an unchanged one is not sent again).
   std::map<std::string, PodGroupEvent> podgroup_events;
+  std::map<std::string, JobWhy> why;  // job key -> why it waits, for every job still waiting
   bool deferred = false;  // pod conditions held back for the next session (a growing gang)
   // Some job waits to be enqueued or has a pod waiting for a node, once the
   // session closed: a session after one that changed PodGroup phases may then

@@ -41,7 +41,7 @@ struct ValidateResult {
 // opposite signs (or are both 0); transitive: if a goes before b and b
 // before c then a goes before c, and "no opinion" (0) is transitive too.
 // Otherwise (a random answer, or a score that changes while a queue is
-// ordered) the actions still get some order of the objects (actions/heap.h
+// ordered) the actions still get some order of the objects (framework/heap.h
 // never leaves its range), but not a meaningful or reproducible one.
 // Neutral answer: 0.
 using JobOrderFn = std::function<int(const JobInfo&, const JobInfo&)>;

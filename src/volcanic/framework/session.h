@@ -159,6 +159,11 @@ class Session {
   void RefusePlacement(std::string reason) {
     if (refusable_ && !refusal_) refusal_ = std::move(reason);
   }
+  // Says why `job` is held back, where a plugin or action decides it (a vote
+  // against enqueueing it, say): the reasons of a job still waiting when the
+  // session closes are reported (Decisions::why), in the order given, each once.
+  void Explain(const JobInfo& job, std::string reason) const;
+  bool Explained(const JobInfo& job) const { return explained_.contains(&job); }
   // A job's allocated as this session opened, whatever the session did since:
   // for plugins that take a job's allocation when they first need it, rather
   // than copying every job's at open (Volcano's drf does).
@@ -314,6 +319,9 @@ class Session {
   std::map<std::string, Resource> deserved_;
   SessionMetrics metrics_;
   mutable std::optional<int64_t> wake_at_ms_;
+  mutable absl::flat_hash_map<const JobInfo*, std::vector<std::string>> explained_;  // Explain
+  void WriteWhy(Decisions* out) const;
+  std::optional<std::string> FirstUnplaced(const JobInfo& job, const Decisions& out) const;
   // While on_allocate handlers are told of a placement that may be refused,
   // and the first refusal.
   bool refusable_ = false;

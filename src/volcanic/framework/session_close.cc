@@ -1,9 +1,11 @@
 // Session close: PodGroup and queue status, undo of uncommitted work, and
 // the reasons pending pods stayed pending (reference §4.1 CloseSession).
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "volcanic/framework/heap.h"
 #include "volcanic/framework/session.h"
 
 namespace volcanic {
@@ -84,6 +86,7 @@ void Session::Close(Decisions* out) {
   out->ungate = ungates_;
   RevertUncommitted();
   WriteUnschedulable(out);
+  WriteWhy(out);
   if (opts_.timings) WriteTimings(out);
   if (opts_.metrics) {
     CountScheduled(*out);
@@ -248,6 +251,61 @@ void Session::WriteUnschedulable(Decisions* out) {
       if (reported(t) && !out->unschedulable.contains(tk)) out->unschedulable[tk] = message;
   }
   for (auto& [key, job] : jobs_) job->tasks_seen = job->tasks.size();
+}
+
+void Session::Explain(const JobInfo& job, std::string reason) const {
+  std::vector<std::string>& reasons = explained_[&job];
+  if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(std::move(reason));
+}
+
+// Why the job's first unplaced pod (by key) was not placed: its fit errors
+// (kube's per-node reasons) if a node was tried for it, else what the
+// session reported for it; nullopt when no pod of the job was reported.
+std::optional<std::string> Session::FirstUnplaced(const JobInfo& job, const Decisions& out) const {
+  if (auto f = fit_errors_.find(&job); f != fit_errors_.end() && !f->second.by_task.empty())
+    return f->second.by_task.begin()->second.Error();
+  for (const auto& [tk, t] : job.tasks)
+    if (auto it = out.unschedulable.find(tk); it != out.unschedulable.end()) return it->second;
+  return std::nullopt;
+}
+
+// Every job still waiting (not yet enqueued, enqueued but not started, or
+// with pods the session could not place): what held it back, from what was
+// decided this session (Explain, the gang's Unschedulable message, its first
+// unplaced pod's reasons), and its place in line. Only waiting jobs cost
+// anything here.
+void Session::WriteWhy(Decisions* out) const {
+  std::map<std::string, std::vector<const JobInfo*>> by_queue;
+  for (const auto& [key, job] : jobs_) {
+    std::optional<std::string> unplaced = FirstUnplaced(*job, *out);
+    // Inqueue alone is no wait: a gang placed this session stays Inqueue until its pods run.
+    bool waiting = job->IsPending() || unplaced ||
+                   (job->phase == "Inqueue" && job->ReadyTaskNum() < job->min_available);
+    if (!waiting) continue;
+    JobWhy& why = out->why[std::string(key)];
+    why.queue = job->queue;
+    auto add = [&why](const std::string& reason) {
+      if (std::find(why.reasons.begin(), why.reasons.end(), reason) == why.reasons.end()) why.reasons.push_back(reason);
+    };
+    if (auto it = explained_.find(job); it != explained_.end())
+      for (const std::string& r : it->second) add(r);
+    for (const auto& [j, message] : gang_unschedulable_)
+      if (j == job) add(message);
+    if (unplaced) add(*unplaced);
+    if (why.reasons.empty())
+      why.reasons.push_back(job->IsPending() ? "not tried for enqueue this session" : "not tried for placement this session");
+    by_queue[job->queue].push_back(job);
+  }
+  std::vector<const QueueInfo*> queues;
+  for (auto& [name, jobs] : by_queue) {
+    SortByOrder(jobs, [this](const JobInfo* l, const JobInfo* r) { return JobOrder(*l, *r); });
+    for (size_t i = 0; i < jobs.size(); ++i) out->why[jobs[i]->key].position = static_cast<int>(i) + 1;
+    if (auto q = queues_.find(name); q != queues_.end()) queues.push_back(q->second);
+  }
+  // Heap sorts: a plugin's order that is not a strict weak order gives some order, never a crash.
+  SortByOrder(queues, [this](const QueueInfo* l, const QueueInfo* r) { return QueueOrder(*l, *r); });
+  for (size_t i = 0; i < queues.size(); ++i)
+    for (const JobInfo* j : by_queue[queues[i]->name]) out->why[j->key].queue_position = static_cast<int>(i) + 1;
 }
 
 }  // namespace volcanic

@@ -75,7 +75,7 @@ class CapacityPlugin : public Plugin {
     });
     h.AddPreemptiveFn([this](const QueueInfo& q, const TaskInfo& t) { return Preemptive(q, t); });
     h.AddAllocatableFn([this](const QueueInfo& q, const TaskInfo& t) { return Allocatable(q, t); });
-    h.AddJobEnqueueableFn([this](const JobInfo& job) { return Enqueueable(job); });
+    h.AddJobEnqueueableFn([this, &ssn](const JobInfo& job) { return Enqueueable(ssn, job); });
     h.AddJobEnqueuedFn([this](const JobInfo& job) { Enqueued(job); });
     reserving_ = ssn.features().queue_allocation_gate;
     if (reserving_) ReserveForUngated(ssn);
@@ -220,14 +220,28 @@ class CapacityPlugin : public Plugin {
   // Admits a job whose minimum fits, with what is allocated and admitted,
   // less what its jobs hold above their minimum, in the real capability of
   // its queue and every ancestor.
-  int Enqueueable(const JobInfo& job) {
+  int Enqueueable(const Session& ssn, const JobInfo& job) {
     if (!ready_) return kReject;
     QueueAttr* a = Find(job.queue);
-    if (!a || (hierarchy_ && !a->leaf()) || !a->queue->IsOpen()) return kReject;
+    if (!a) return kReject;
+    if (hierarchy_ && !a->leaf()) {
+      ssn.Explain(job, absl::StrCat("capacity: queue ", job.queue, " is not a leaf queue"));
+      return kReject;
+    }
+    if (!a->queue->IsOpen()) {
+      ssn.Explain(job, absl::StrCat("queue ", job.queue, " is ", a->queue->state));
+      return kReject;
+    }
     if (!job.min_resources) return kPermit;
     const Resource& min = *job.min_resources;
+    // Within the queue's real capability, and each ancestor's.
     auto fits = [&](const QueueAttr& x) {
-      return FitsOnRequested(min + x.allocated + x.inqueue - x.elastic, x.real_capability, min);
+      Resource taken = x.allocated + x.inqueue - x.elastic;
+      ResourceId short_of = ShortOnRequested(min + taken, x.real_capability, min);
+      if (short_of >= 0)
+        ssn.Explain(job, QuotaShortfall(absl::StrCat("capacity: queue ", x.queue->name, " capability"), short_of,
+                                          min, taken, x.real_capability));
+      return short_of < 0;
     };
     if (!fits(*a)) return kReject;
     for (QueueAttr* up : a->ancestors)

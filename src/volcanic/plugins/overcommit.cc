@@ -33,9 +33,13 @@ class OvercommitPlugin : public Plugin {
     // Inqueue jobs reserve their minResources, Running ones what they do not
     // hold of it yet: summed per queue by the cache (queue_sums.h).
     for (const auto& [queue, sums] : ssn.cache().queue_sums()) inqueue_ += sums.overcommit_inqueue;
-    h.AddJobEnqueueableFn([this](const JobInfo& job) {
+    h.AddJobEnqueueableFn([this, &ssn](const JobInfo& job) {
       if (!job.min_resources) return kPermit;
-      return FitsOnRequested(inqueue_ + *job.min_resources, idle_, *job.min_resources) ? kPermit : kReject;
+      ResourceId short_of = ShortOnRequested(inqueue_ + *job.min_resources, idle_, *job.min_resources);
+      if (short_of < 0) return kPermit;
+      // The room: the cluster's allocatable inflated by the factor, less what is used.
+      ssn.Explain(job, QuotaShortfall("overcommit: the cluster's room", short_of, *job.min_resources, inqueue_, idle_));
+      return kReject;
     });
     h.AddJobEnqueuedFn([this](const JobInfo& job) {
       if (job.min_resources) inqueue_ += job.DeductGated(*job.min_resources);

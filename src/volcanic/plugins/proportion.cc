@@ -7,6 +7,7 @@
 #include "volcanic/framework/session.h"
 #include "volcanic/framework/tiers.h"
 #include "volcanic/plugins/plugins.h"
+#include "absl/strings/str_cat.h"
 #include "volcanic/plugins/share.h"
 
 namespace volcanic {
@@ -80,11 +81,18 @@ class ProportionPlugin : public Plugin {
     });
     h.AddJobEnqueueableFn([this, &ssn](const JobInfo& job) {
       const QueueInfo* q = ssn.FindQueue(job.queue);
-      if (!q || !q->IsOpen()) return kReject;
+      if (!q || !q->IsOpen()) {
+        ssn.Explain(job, q ? absl::StrCat("queue ", q->name, " is ", q->state) : "queue " + job.queue + " does not exist");
+        return kReject;
+      }
       QueueAttr* a = Find(job.queue);
       if (!a || !job.min_resources) return kPermit;
-      Resource need = *job.min_resources + a->allocated + a->inqueue - a->elastic;
-      return FitsOnRequested(need, a->real_capability, *job.min_resources) ? kPermit : kReject;
+      Resource taken = a->allocated + a->inqueue - a->elastic;
+      ResourceId short_of = ShortOnRequested(*job.min_resources + taken, a->real_capability, *job.min_resources);
+      if (short_of < 0) return kPermit;
+      ssn.Explain(job, QuotaShortfall(absl::StrCat("proportion: queue ", q->name, " capability"), short_of,
+                                      *job.min_resources, taken, a->real_capability));
+      return kReject;
     });
     h.AddJobEnqueuedFn([this](const JobInfo& job) {
       if (QueueAttr* a = Find(job.queue); a && job.min_resources) a->inqueue += job.DeductGated(*job.min_resources);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "volcanic/framework/session.h"
 #include "volcanic/framework/tiers.h"
 #include "volcanic/plugins/plugins.h"
@@ -21,9 +22,15 @@ namespace {
 class ResourceQuotaPlugin : public Plugin {
  public:
   void OnSessionOpen(PluginHandle& h) override {
-    quotas_ = &h.session().cache().resource_quotas();
+    Session& ssn = h.session();
+    quotas_ = &ssn.cache().resource_quotas();
     pending_.clear();
-    h.AddJobEnqueueableFn([this](const JobInfo& job) { return Admits(job) ? kPermit : kReject; });
+    h.AddJobEnqueueableFn([this, &ssn](const JobInfo& job) {
+      std::string why;
+      if (Admits(job, &why)) return kPermit;
+      ssn.Explain(job, why);
+      return kReject;
+    });
     // Volcano reserves in its enqueueable callback, for any job it permits;
     // here only jobs enqueue admitted hold their share (callbacks keep no
     // state of their own).
@@ -35,7 +42,8 @@ class ResourceQuotaPlugin : public Plugin {
   }
 
  private:
-  bool Admits(const JobInfo& job) const {
+  // On a refusal *why names the quota and the resource.
+  bool Admits(const JobInfo& job, std::string* why) const {
     if (!job.quota_request) return true;
     auto pending = pending_.find(job.ns);
     for (auto it = quotas_->lower_bound(job.ns + "/"); it != quotas_->end() && it->second.ns == job.ns; ++it) {
@@ -45,7 +53,11 @@ class ResourceQuotaPlugin : public Plugin {
         if (!hard) continue;
         __int128 used = QuotaValue(q.used, name).value_or(0);
         if (pending != pending_.end()) used += QuotaValue(pending->second, name).value_or(0);
-        if (used + request > *hard) return false;
+        if (used + request > *hard) {
+          *why = absl::StrCat("resourcequota: ", name, " of ResourceQuota ", q.ns, "/", q.name,
+                              " would exceed its hard limit");
+          return false;
+        }
       }
     }
     return true;
