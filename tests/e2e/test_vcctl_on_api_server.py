@@ -21,7 +21,6 @@ from volcanic.kube.kinds import KINDS
 from volcanic.real.client import KubeClient
 from volcanic.real.store import KubeStore
 
-PYTHON = Path(__file__).resolve().parents[2] / "python"
 GO_VCCTL = Path(os.environ.get("VOLCANO_E2E_BIN", Path.home() / ".cache/volcanic/volcano-e2e")) / "vcctl"
 JOB_HEADER = ["Name", "Creation", "Phase", "JobType", "Replicas", "Min", "Pending", "Running", "Succeeded", "Failed",
               "Unknown", "RetryCount"]
@@ -29,11 +28,10 @@ JOB_HEADER = ["Name", "Creation", "Phase", "JobType", "Replicas", "Min", "Pendin
 
 def vcctl(env, *args: str, prog: str = "vcctl", kubeconfig: str | None = None,
           extra_env: dict | None = None) -> subprocess.CompletedProcess:
-    """A console script as a user runs it (until volcanic is reinstalled the scripts are not on
-    PATH: the same entry point through the interpreter)."""
+    """A console script as a user runs it: its entry point through the interpreter, from the
+    installed package like every e2e process (a script directory may not be on PATH)."""
     code = f"import sys; from volcanic.cli.vcctl import main; sys.exit(main(prog={prog!r}))"
-    environ = dict(os.environ, KUBECONFIG=kubeconfig or env.kubeconfig,
-                   PYTHONPATH=os.pathsep.join([str(PYTHON), os.environ.get("PYTHONPATH", "")]), **(extra_env or {}))
+    environ = dict(os.environ, KUBECONFIG=kubeconfig or env.kubeconfig, **(extra_env or {}))
     done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=environ,
                           timeout=120)
     assert "Traceback" not in done.stderr, done.stderr
