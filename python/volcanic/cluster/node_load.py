@@ -49,11 +49,8 @@ class SimulatedNodeMetrics:
 
     def collect(self, nodes: list[str]) -> dict[str, NodeLoad]:
         wanted = set(nodes)
-        used: dict[str, dict[str, Fraction]] = {}
-        for node in self.informers.list("Node"):
-            name = node["metadata"]["name"]
-            if name in wanted:
-                used[name] = _use(node, {})
+        measured = {n["metadata"]["name"]: n for n in self.informers.list("Node") if n["metadata"]["name"] in wanted}
+        used = {name: _use(node, {}) for name, node in measured.items()}
         for pod in self.informers.list("Pod"):
             on = used.get(spec_of(pod).get("nodeName") or "")
             if on is None or status_of(pod).get("phase") != "Running":
@@ -63,12 +60,10 @@ class SimulatedNodeMetrics:
                 on[resource] += amount
         now = self.clock.now()
         loads = {}
-        for node in self.informers.list("Node"):
-            name = node["metadata"]["name"]
-            if name in used:
-                size = _capacity(node)
-                loads[name] = NodeLoad(_percent(used[name]["cpu"], size["cpu"]),
-                                       _percent(used[name]["memory"], size["memory"]), now)
+        for name, node in measured.items():
+            size = _capacity(node)
+            loads[name] = NodeLoad(_percent(used[name]["cpu"], size["cpu"]),
+                                   _percent(used[name]["memory"], size["memory"]), now)
         return loads
 
 
