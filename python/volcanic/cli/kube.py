@@ -75,12 +75,26 @@ def _scheduler(process, store, cfg):
     from volcanic.real.scheduler_view import ensure_queues
     daemon = SchedulerDaemon(store, cfg.conf_path, cfg.period, process.health, process.registry, cfg.settle,
                              cfg.python_hook_budget, feature_gates=cfg.feature_gates, view=cfg.view)
+    process.foresight = lambda: _answers(daemon)
 
     def run(stop: threading.Event) -> None:
         if cfg.view.default_queue != "default":  # `volcanic install` made root and default
             ensure_queues(store, cfg.view.default_queue)
         daemon.run(stop)
     return Component("scheduler", SCHEDULER_LEASE, run)
+
+
+def _answers(daemon):
+    """The foresight answers from the scheduler's cache and last session (served beside its
+    /metrics); None until its caches have synced (a standby replica's never do)."""
+    if not daemon.informers.watch.synced.is_set():
+        return None
+    from volcanic.foresight import Answers, Foresight
+    from volcanic.foresight.forecast import FORKED_KINDS
+    informers, loop = daemon.informers, daemon.loop
+    return Answers(Foresight(lambda: (o for kind in FORKED_KINDS if kind in informers.kinds
+                                      for o in informers.list(kind)),
+                             lambda: loop.conf, daemon.clock.now, lambda: loop.last.why if loop.last else {}))
 
 
 def _controller_manager(process, store, cfg):

@@ -23,6 +23,7 @@ from volcanic.cli.kube import (
 )
 from volcanic.cli.simulate import add_simulate
 from volcanic.cli.volcano import add_volcano_flags
+from volcanic.cli.what_if import add_what_if
 from volcanic.cluster.cluster import documents
 from volcanic.errors import AdmissionError, ConfigError, InvalidObject, PluginError
 from volcanic.kube.errors import StoreError
@@ -313,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_volcano_flags(w, "webhook")
     w.set_defaults(func=_cmd_webhook, build=build_webhook)
     add_simulate(sub)
+    add_what_if(sub)
     add_commands(sub)
     return p
 

@@ -19,6 +19,8 @@ from volcanic.kube.errors import NotFound, StoreError
 from volcanic.kube.kinds import KINDS, Kind
 from volcanic.kube.objects import Obj, meta_of
 from volcanic.real.client import KubeClient
+from volcanic.real.foresight_http import ForesightClient, plain_request, scheduler_address
+from volcanic.real.manifests.names import NAMESPACE, SCHEDULER_SERVICE
 from volcanic.real.store import KubeStore, received
 from volcanic.vcctl import Command, StoreApi, run
 from volcanic.vcctl.api import Labels, NotServed, kind_of, matches, selector
@@ -32,7 +34,7 @@ class KubeApi(StoreApi):
     asked for directly. A 404 from a server that lacks the kind's group version is NotServed."""
 
     def __init__(self, client: KubeClient) -> None:
-        super().__init__(KubeStore(client), now=time.time, generates_names=True)
+        super().__init__(KubeStore(client), now=time.time, generates_names=True, foresight=scheduler_foresight(client))
         self.client = client
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj:
@@ -90,6 +92,23 @@ class KubeApi(StoreApi):
             self.client.request("GET", f"/apis/{k.api_version}" if k.group else f"/api/{k.api_version}")
         except NotFound:
             raise NotServed(k) from None
+
+
+def scheduler_foresight(client: KubeClient) -> ForesightClient:
+    """volcanic's scheduler's foresight answers: at $VOLCANIC_SCHEDULER_ADDRESS (a URL), else
+    through the API server's proxy to the scheduler's Service."""
+    address = scheduler_address()
+    if address:
+        return ForesightClient(address, plain_request)
+
+    def proxied(method: str, url: str, body: bytes | None) -> tuple[int, bytes]:
+        def finish(status: int, answer: bytes, error: str | None) -> tuple[int, bytes]:
+            if error is not None:
+                raise OSError(f"{method} {url}: {error}")
+            return status, answer
+        return client.connections.submit(method, url, body, client.headers("application/yaml"), 120.0, finish,
+                                         True).result()
+    return ForesightClient(f"/api/v1/namespaces/{NAMESPACE}/services/{SCHEDULER_SERVICE}:metrics/proxy", proxied)
 
 
 def connect(master: str, kubeconfig: str) -> KubeApi:

@@ -226,8 +226,41 @@ class Cluster:
         (and Volcano's exit code). Writes go through admission; what controllers do with them
         (a suspend's Command, a new queue's opening) happens in the next run(). See
         docs/vcctl.md."""
+        from volcanic.foresight import Answers
         from volcanic.vcctl import StoreApi, on_store
-        return on_store(StoreApi(self.api, now=self._clock.now), args)
+        return on_store(StoreApi(self.api, now=self._clock.now, foresight=Answers(self.foresight)), args)
+
+    @property
+    def foresight(self) -> Any:
+        """The foresight answers on this cluster (volcanic.foresight.Foresight): its state,
+        its scheduler's configuration and last session, at its clock. docs/foresight.md."""
+        from volcanic.foresight import Foresight
+        from volcanic.foresight.forecast import FORKED_KINDS
+        return Foresight(lambda: (o for kind in FORKED_KINDS for o in self.api.list(kind)),
+                         lambda: self.scheduler.conf, self._clock.now,
+                         lambda: self.scheduler.last.why if self.scheduler.last else {})
+
+    def explain(self, name: str, namespace: str = "default") -> Any:
+        """Why the job `namespace/name` (a Volcano Job, else a PodGroup) waits, its place in
+        line, when it will start, and the single changes that would start it now, each
+        verified on a fork (volcanic.foresight.Explanation); KeyError if there is no such job."""
+        return self.foresight.explain(name, namespace)
+
+    def forecast(self, namespace: str | None = None, queue: str | None = None, frame: bool = False) -> Any:
+        """One volcanic.foresight.Outlook per pending job (why, position, estimated start,
+        basis), in queue order; a pandas DataFrame, a row each, with frame=True (needs
+        `pip install 'volcanic[notebook]'`)."""
+        rows = self.foresight.outlook(namespace, queue)
+        if not frame:
+            return rows
+        import pandas as pd
+        columns = ["job", "queue", "position", "queue_position", "reasons", "estimated_start", "basis"]
+        return pd.DataFrame([r.to_dict() for r in rows], columns=columns)
+
+    def what_if(self, conf: Any) -> Any:
+        """This cluster's pending jobs forecast under its configuration and under `conf`, job
+        by job, with the waits side by side (volcanic.foresight.WhatIf)."""
+        return self.foresight.what_if(_load_conf(conf))
 
     def evict(self, name: str, namespace: str = "default") -> None:
         """Evicts a pod as the eviction API does: DisruptionTarget condition, then delete."""

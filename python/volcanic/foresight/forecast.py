@@ -57,6 +57,9 @@ class Forecast:
     now: float
     jobs: dict[str, JobForecast] = field(default_factory=dict)
     basis: str = ""  # what the durations rest on, for the whole forecast
+    # The fork's first session's Decisions.why: the engine's reasons on the state at `now`
+    # (for a job the cluster's own last session has not seen yet).
+    why: dict[str, dict] = field(default_factory=dict)
 
 
 def _key(obj: Obj) -> str:
@@ -126,9 +129,9 @@ def _finished_run(pod: Obj) -> float | None:
     if status.get("phase") not in TERMINAL:
         return None
     started = seconds_of(status.get("startTime"))
-    ends = [seconds_of((c.get("state") or {}).get("terminated", {}).get("finishedAt"))
-            for c in status.get("containerStatuses") or []]
-    ends = [e for e in ends if e is not None]
+    finished = (seconds_of((c.get("state") or {}).get("terminated", {}).get("finishedAt"))
+                for c in status.get("containerStatuses") or [])
+    ends = [e for e in finished if e is not None]
     return max(ends) - started if started is not None and ends else None
 
 
@@ -151,18 +154,22 @@ def _forked_job(job: Obj, made: set[str], durations: _Durations) -> Obj:
     return dict(job, spec=dict(spec_of(job), tasks=tasks))
 
 
-def forecast(objects: Iterable[Obj], conf: Any = None, now: float = 0.0, horizon: float = HORIZON) -> Forecast:
+def forecast(objects: Iterable[Obj], conf: Any = None, now: float = 0.0, horizon: float = HORIZON,
+             watch: Iterable[str] | None = None) -> Forecast:
     """Forecasts every pending job of the state `objects` (taken at Unix time `now`) under the
-    scheduler configuration `conf`. Deterministic: the same state and configuration give the
-    same forecast."""
+    scheduler configuration `conf`; only the PodGroups (keys) in `watch` if given, and the run
+    stops as soon as they have started. Deterministic: the same state and configuration give
+    the same forecast."""
     by_kind: dict[str, list[Obj]] = defaultdict(list)
     for obj in objects:
         if obj.get("kind") in FORKED_KINDS:
             by_kind[obj["kind"]].append(obj)
     groups = {_key(pg): pg for pg in by_kind["PodGroup"]}
     durations = _Durations(by_kind["Pod"], groups)
+    watched = None if watch is None else set(watch)
     starts = _Starts({key: pg for key, pg in groups.items()
-                      if status_of(pg).get("phase", "Pending") in ("Pending", "Inqueue")})
+                      if status_of(pg).get("phase", "Pending") in ("Pending", "Inqueue")
+                      and (watched is None or key in watched)})
     cluster = Cluster(conf, start=now)
     cluster.informers.add_handler("Pod", Handler(on_add=starts.seen, on_update=lambda old, new: starts.seen(new)))
     cluster.restore(o for kind in FORKED_KINDS if kind not in ("Job", "Pod") for o in by_kind[kind])
@@ -171,9 +178,11 @@ def forecast(objects: Iterable[Obj], conf: Any = None, now: float = 0.0, horizon
     cluster.restore(_forked_job(j, made, durations) for j in by_kind["Job"])
     cluster.restore(p if status_of(p).get("phase") in TERMINAL  # what a Job has finished stays finished
                     else dict(p, metadata=_with_duration(p["metadata"], durations.of_pod(p))) for p in by_kind["Pod"])
-    cluster.run_until(lambda c: starts.all_started(), limit=horizon, step=60.0)
+    cluster.run(0.0)  # the first session, on the state as it is at `now`
+    why = dict(cluster.scheduler.last.why) if cluster.scheduler.last else {}
+    cluster.run_until(lambda c: starts.all_started(), limit=horizon, step=min(60.0, horizon))
     running = sum(1 for p in by_kind["Pod"] if status_of(p).get("phase") == "Running")
-    result = Forecast(now=now, basis=durations.basis(running))
+    result = Forecast(now=now, basis=durations.basis(running), why=why)
     for key, pg in sorted(starts.groups.items()):
         start = starts.start_of(key)
         result.jobs[key] = JobForecast(key, spec_of(pg).get("queue") or "default",

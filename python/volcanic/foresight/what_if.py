@@ -48,6 +48,13 @@ class WhatIf:
     def count(self, change: str) -> int:
         return sum(1 for j in self.jobs if j.change == change)
 
+    def to_dict(self) -> dict[str, Any]:
+        """As JSON: each job's starts and change, the wait percentiles and both bases."""
+        return {"now": self.now, "jobs": [{"job": j.job, "queue": j.queue, "current": j.current,
+                                           "proposed": j.proposed, "change": j.change} for j in self.jobs],
+                "current_waits": self.current_waits, "proposed_waits": self.proposed_waits,
+                "current_basis": self.current.basis, "proposed_basis": self.proposed.basis}
+
 
 def what_if(objects: Iterable[Obj], current_conf: Any, proposed_conf: Any, now: float,
             horizon: float = HORIZON) -> WhatIf:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import logging
 import threading
-from typing import Callable
+from typing import Any, Callable
 
 from prometheus_client import CollectorRegistry
 
@@ -45,6 +45,9 @@ class Process:
     client: KubeClient
     health: Health
     registry: CollectorRegistry
+    # The scheduler's foresight answers (a volcanic.foresight.Foresight, None before its
+    # caches sync), served beside /metrics; None in a process without a scheduler.
+    foresight: Callable[[], Any] | None = None
 
     @classmethod
     def of(cls, client: KubeClient) -> "Process":
@@ -61,7 +64,7 @@ class Process:
             election = LeaderElection()
         if isinstance(endpoints, str):
             endpoints = [Endpoint(endpoints)]
-        servers = [serve(e.address, self.registry, self.health, e.metrics, e.healthz, e.tls)
+        servers = [serve(e.address, self.registry, self.health, e.metrics, e.healthz, e.tls, self.foresight)
                    for e in merged(endpoints or [])]
         failures: list[str] = []
         stopping = threading.Event()

@@ -80,7 +80,8 @@ class SchedulerDaemon:
         self.store, self.conf = store, ConfFile(conf_path)
         self.health = health or Health()
         self.clock = WallClock()
-        self.informers = Informers(store, SCHEDULER_KINDS)
+        # Volcano Jobs too, unfed to the engine: a forecast forks them (volcanic.foresight).
+        self.informers = Informers(store, SCHEDULER_KINDS | {"Job"})
         self.clock.on_timer = self.informers.watch.wake
         source = component_name(view.scheduler_names) if view else SCHEDULER_COMPONENT
         recorder = Recorder(BackgroundEvents(store), self.clock.now, source)

@@ -15,13 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from volcanic.httpd.server import HttpServer, Limits
 from volcanic.httpd.tls import tls_context
 from volcanic.httpd.wire import Request, Response
+from volcanic.real.foresight_http import PREFIX, ForesightRoutes
 
 STALE = 60.0
 TEXT = "text/plain; charset=utf-8"
@@ -71,13 +72,17 @@ class MetricsServer(HttpServer):
 
     def __init__(self, address: tuple[str, int], registry: CollectorRegistry, health: Health,
                  metrics: bool = True, healthz: bool = True, tls: tuple[str, str] | None = None,
-                 **limits: Any) -> None:
+                 foresight: Callable[[], Any] | None = None, **limits: Any) -> None:
+        """foresight: the scheduler's Foresight (None before its caches sync), for /foresight/."""
         self.registry, self.health = registry, health
         self.metrics, self.healthz = metrics, healthz
+        self.foresight = ForesightRoutes(foresight) if foresight is not None and metrics else None
         super().__init__(address, tls_context(*tls) if tls else None, Limits(**limits))
 
     def handle(self, request: Request) -> Response:
         path = request.head.path
+        if path.startswith(PREFIX) and self.foresight is not None:
+            return self.foresight.handle(request)
         if request.head.method != "GET":
             return Response(405, b"GET only", TEXT, {"Allow": "GET"})
         if path == "/metrics" and self.metrics:
@@ -96,9 +101,11 @@ def host_port(address: str) -> tuple[str, int]:
 
 
 def serve(address: str, registry: CollectorRegistry, health: Health, metrics: bool = True, healthz: bool = True,
-          tls: tuple[str, str] | None = None, **limits: Any) -> MetricsServer:
-    """Serves /metrics and /healthz (those asked for) on HOST:PORT in a daemon thread;
-    `limits` as httpd.server.Limits. Stop it with .shutdown()."""
-    server = MetricsServer(host_port(address), registry, health, metrics, healthz, tls, **limits)
+          tls: tuple[str, str] | None = None, foresight: Callable[[], Any] | None = None,
+          **limits: Any) -> MetricsServer:
+    """Serves /metrics and /healthz (those asked for), and /foresight/ beside /metrics when
+    given, on HOST:PORT in a daemon thread; `limits` as httpd.server.Limits. Stop it with
+    .shutdown()."""
+    server = MetricsServer(host_port(address), registry, health, metrics, healthz, tls, foresight, **limits)
     threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
     return server

@@ -57,6 +57,7 @@ class SchedulerLoop:
         self.skip_unknown_plugins = skip_unknown_plugins
         self.skipped_plugins: list[str] = []
         self.engine = self._new_engine(conf)
+        self.conf = conf  # the running engine's configuration (the foresight forks run it)
         self.sessions = 0
         self.seconds: dict[str, float] = {"session": 0.0}  # wall seconds, per action and in all
         self.last: Decisions | None = None
@@ -79,7 +80,7 @@ class SchedulerLoop:
         a bad configuration raises ConfigError and leaves the running engine in place."""
         engine = self._new_engine(conf)
         self.feed.refill(engine)
-        self.engine = engine
+        self.engine, self.conf = engine, conf
         self._record_loads(self.node_loads)
         self._poll(conf)
         self.cadence.mark_dirty()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
 from volcanic.kube.errors import Conflict, NotFound
 from volcanic.kube.kinds import KINDS, UNSERVED, Kind
@@ -67,8 +67,12 @@ class StoreApi:
     virtual clock; the wall clock for a real server). generateName is filled in here when
     `generates_names` is False (the embedded store takes names only), deterministically."""
 
-    def __init__(self, store: Store, now: Callable[[], float] = time.time, generates_names: bool = False) -> None:
+    def __init__(self, store: Store, now: Callable[[], float] = time.time, generates_names: bool = False,
+                 foresight: Any = None) -> None:
+        """foresight: what answers `job why`, `job forecast` and `queue pending` (a
+        volcanic.foresight.Foresight, or its HTTP client on a real cluster)."""
         self.store, self._now, self.generates_names = store, now, generates_names
+        self.foresight = foresight
 
     def now(self) -> float:
         return self._now()

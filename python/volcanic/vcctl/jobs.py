@@ -13,6 +13,7 @@ from volcanic.kube.keys import JOB_NAME
 from volcanic.kube.kinds import KINDS
 from volcanic.kube.objects import Obj, annotations_of, dig, labels_of, meta_of, spec_of, status_of
 from volcanic.kube.quantity import format_quantity, parse_quantity
+from volcanic.vcctl import foresight
 from volcanic.vcctl import format as fmt
 from volcanic.vcctl.api import Api
 from volcanic.vcctl.command import Command, Context, Failure, Flag
@@ -377,4 +378,5 @@ def group() -> Command:
                                                           "job"), flags=COMMON + named),
         Command("delete", "delete a job", run=delete_job("delete", "job name is mandatory to delete a particular job"),
                 flags=COMMON + named),
+        *foresight.job_commands(COMMON, NAMESPACE, NAME, OUTPUT),
     ])

@@ -8,6 +8,7 @@ from typing import Any
 from volcanic.kube.errors import StoreError
 from volcanic.kube.kinds import KINDS
 from volcanic.kube.objects import Obj, meta_of, spec_of, status_of
+from volcanic.vcctl import foresight
 from volcanic.vcctl import format as fmt
 from volcanic.vcctl.command import Command, Context, Failure, Flag
 from volcanic.vcctl.jobs import COMMON, OUTPUT, issue_command
@@ -152,4 +153,5 @@ def group() -> Command:
             Flag("action", "a", usage="operate action to queue, valid actions are open, close, update")]),
         Command("list", "lists all the queue", run=list_queues, flags=COMMON + [OUTPUT]),
         Command("get", "get a queue", run=get_queue, flags=COMMON + [QUEUE_NAME, OUTPUT]),
+        foresight.queue_command(COMMON, OUTPUT),
     ])

@@ -1,13 +1,14 @@
 """The production layout (`volcanic install --print --all`): Volcano's three components as
 three Deployments in volcano-system, the scheduler configuration as a ConfigMap mounted where
-the scheduler reads (and reloads) it, and the webhook's Service."""
+the scheduler reads (and reloads) it, the webhook's Service, and the scheduler's (its /metrics
+and the foresight answers vcctl asks for, as Volcano's chart names it)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from volcanic.kube.objects import Obj
-from volcanic.real.manifests.names import NAMESPACE, SERVICE, account
+from volcanic.real.manifests.names import NAMESPACE, SCHEDULER_SERVICE, SERVICE, account
 
 CONF_DIR = "/volcano.scheduler"
 CONF_FILE = "volcano-scheduler.conf"
@@ -61,4 +62,8 @@ def deployments(image: str, scheduler_conf: str | None = None) -> list[Obj]:
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": SERVICE, "namespace": NAMESPACE},
                "spec": {"selector": {"app": account("webhook")},
                         "ports": [{"port": 443, "targetPort": WEBHOOK_PORT, "name": "https"}]}}
-    return [conf_map, scheduler, controllers, webhook, service]
+    scheduler_service = {"apiVersion": "v1", "kind": "Service",
+                         "metadata": {"name": SCHEDULER_SERVICE, "namespace": NAMESPACE},
+                         "spec": {"selector": {"app": account("scheduler")},
+                                  "ports": [{"port": METRICS_PORT, "targetPort": METRICS_PORT, "name": "metrics"}]}}
+    return [conf_map, scheduler, controllers, webhook, service, scheduler_service]

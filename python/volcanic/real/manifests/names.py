@@ -6,6 +6,8 @@ from __future__ import annotations
 NAMESPACE = "volcano-system"
 # The admission webhook's Service, as Volcano's chart names it.
 SERVICE = "volcano-admission-service"
+# The scheduler's /metrics and /foresight/ (vcctl reaches it through the API server's proxy).
+SCHEDULER_SERVICE = "volcano-scheduler-service"
 
 
 def account(component: str) -> str:
