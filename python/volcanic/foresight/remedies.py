@@ -72,8 +72,9 @@ class _Fork:
         return job is not None and job.estimated_start is not None
 
     def largest(self, low: int, high: int, starts_with: Callable[[int], bool]) -> int | None:
-        """The largest value in [low, high] whose change starts the job (fewer changes start it
-        as the value grows), within _SEARCH_STEPS forks after checking `low`; None if none."""
+        """The largest value in [low, high] whose change starts the job, where the values that
+        start it are those up to some bound (the smallest change is the largest value), in at
+        most _SEARCH_STEPS forks after checking `low`; None if `low` does not start it."""
         if high < low or not starts_with(low):
             return None
         for _ in range(_SEARCH_STEPS):

@@ -164,6 +164,11 @@ class Session {
   // session closes are reported (Decisions::why), in the order given, each once.
   void Explain(const JobInfo& job, std::string reason) const;
   bool Explained(const JobInfo& job) const { return explained_.contains(&job); }
+  // The first reason Explain was given for `job` (the most binding), or nullptr.
+  const std::string* TopExplanation(const JobInfo& job) const {
+    auto it = explained_.find(&job);
+    return it == explained_.end() || it->second.empty() ? nullptr : &it->second.front();
+  }
   // A job's allocated as this session opened, whatever the session did since:
   // for plugins that take a job's allocation when they first need it, rather
   // than copying every job's at open (Volcano's drf does).

@@ -132,6 +132,11 @@ class GangPlugin : public Plugin {
   // Volcano v1.12+ leaves it (gang.go OnSessionClose, volcano#4011): its
   // Pending phase and the Unschedulable Event say enough, and a job
   // controller creating a gang's pods is not raced by condition writes.
+  // volcanic's one addition (docs/foresight.md): a job the session explained
+  // why it was not enqueued (Session::Explain) carries that reason, the most
+  // binding one, in its Unschedulable message; a Pending PodGroup without
+  // pods gets the condition then too, with the reason as its message (no job
+  // controller makes pods for a PodGroup not enqueued).
   void OnSessionClose(Session& ssn) override {
     static const PodGroupCondition kScheduled = [] {
       PodGroupCondition c;
@@ -144,7 +149,11 @@ class GangPlugin : public Plugin {
     SessionMetrics* m = ssn.metrics();
     if (m) m->unschedulable_jobs = 0;
     for (const auto& [key, job] : ssn.jobs()) {
-      if (job->tasks.empty()) continue;
+      const std::string* refused = ssn.TopExplanation(*job);
+      if (job->tasks.empty()) {
+        if (refused && job->IsPending()) ssn.UpdatePodGroupCondition(job, NotEnoughResources(*refused));
+        continue;
+      }
       bool ready = IsReady(*job);
       if (m) m->unschedulable_tasks[job->key] = 0;
       if (!ready && HeldByReleasing(*job)) continue;
@@ -152,19 +161,25 @@ class GangPlugin : public Plugin {
         ssn.UpdatePodGroupCondition(job, kScheduled);  // most jobs, most sessions: no string built
         continue;
       }
-      PodGroupCondition c;
-      c.status = "True";
       int unready = job->min_available - job->ReadyTaskNum() - ssn.DiscardedPendingNum(*job);
       if (m) {
         m->unschedulable_tasks[job->key] = unready;
         ++*m->unschedulable_jobs;
       }
-      c.type = "Unschedulable";
-      c.reason = "NotEnoughResources";
-      c.message = absl::StrCat(unready, "/", job->tasks.size(), " tasks in gang unschedulable: ",
-                               ssn.JobFitError(*job));
-      ssn.UpdatePodGroupCondition(job, c);
+      std::string message = absl::StrCat(unready, "/", job->tasks.size(), " tasks in gang unschedulable: ",
+                                         ssn.JobFitError(*job));
+      if (refused) absl::StrAppend(&message, "; ", *refused);
+      ssn.UpdatePodGroupCondition(job, NotEnoughResources(std::move(message)));
     }
+  }
+
+  static PodGroupCondition NotEnoughResources(std::string message) {
+    PodGroupCondition c;
+    c.type = "Unschedulable";
+    c.status = "True";
+    c.reason = "NotEnoughResources";
+    c.message = std::move(message);
+    return c;
   }
 };
 
