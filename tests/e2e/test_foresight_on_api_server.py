@@ -30,8 +30,9 @@ def test_why_forecast_and_pending_come_from_the_scheduler(env, up, namespace):
         assert lines[:5] == [f"Job:              {namespace}/second", f"Queue:            {q}",
                              f"Position:         1 in queue {q}, which is 1 in the queue order", "Reasons:",
                              f"  1. {reason}"]
-        # first runs with no estimate of its end: second has none either, and the basis says why.
-        assert lines[5:7] == ["Estimated start:  -", "Basis:            1 pod(s) had no estimate and no queue "
+        # first runs with no estimate of its end: second (whose 2 pods have none either) waits
+        # past the horizon, and the basis says why.
+        assert lines[5:7] == ["Estimated start:  -", "Basis:            3 pod(s) had no estimate and no queue "
                               "median: they run until the horizon"]
         assert lines[7:] == ["Would start it now:", f"  - raise queue {q}'s capability to cpu 3 (now cpu 1)",
                              "  - submit it to queue default, which has room"]
