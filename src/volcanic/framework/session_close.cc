@@ -264,6 +264,8 @@ void Session::Explain(const JobInfo& job, std::string reason) const {
 std::optional<std::string> Session::FirstUnplaced(const JobInfo& job, const Decisions& out) const {
   if (auto f = fit_errors_.find(&job); f != fit_errors_.end() && !f->second.by_task.empty())
     return f->second.by_task.begin()->second.Error();
+  // Only pending pods are reported: a job with none (most, most sessions) is not looked through.
+  if (job.Count(Mask(TaskStatus::kPending)) == 0) return std::nullopt;
   for (const auto& [tk, t] : job.tasks)
     if (auto it = out.unschedulable.find(tk); it != out.unschedulable.end()) return it->second;
   return std::nullopt;
