@@ -9,6 +9,7 @@ rules (volcanic.admission: the chain and the review codec, no sockets) and the H
     POST /podgroups/mutate  /podgroups/validate
     POST /pods/mutate       /pods/validate
     POST                    /hypernodes/validate
+    POST                    /jobflows/validate
     GET  /healthz           200 "ok"
 
 Each path admits its own kind only; a review of another kind is denied with Volcano's
@@ -63,6 +64,7 @@ PATHS = {
     "/podgroups/mutate": ("PodGroup", True), "/podgroups/validate": ("PodGroup", False),
     "/pods/mutate": ("Pod", True), "/pods/validate": ("Pod", False),
     "/hypernodes/validate": ("HyperNode", False),
+    "/jobflows/validate": ("JobFlow", False),
 }
 HEALTHZ = "/healthz"
 

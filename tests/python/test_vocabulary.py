@@ -16,8 +16,8 @@ from volcanic.real.manifests.webhooks import WEBHOOKS
 PACKAGE = Path(__file__).resolve().parents[2] / "python" / "volcanic"
 # An API version (group/vN...), a bare group in quotes, or a group-qualified resource
 # ('queues.scheduling.volcano.sh'); annotation keys (group/name) are not API group strings.
-GROUP_STRING = re.compile(r"(batch|scheduling|bus|topology|nodeinfo)\.volcano\.sh(/v\d|[\"'])"
-                          r"|\w\.(batch|scheduling|bus|topology|nodeinfo)\.volcano\.sh")
+GROUP_STRING = re.compile(r"(batch|scheduling|bus|topology|nodeinfo|flow)\.volcano\.sh(/v\d|[\"'])"
+                          r"|\w\.(batch|scheduling|bus|topology|nodeinfo|flow)\.volcano\.sh")
 
 
 def test_volcano_api_groups_are_spelled_only_in_kube():

@@ -130,7 +130,7 @@ def test_the_charts_controller_args_reach_its_configuration():
                                      Endpoint(":11251", metrics=False, healthz=True)]
     assert cfg.process.log_level == logging.DEBUG                # -v=4
     assert cfg.running() == ["job-controller", "pg-controller", "queue-controller", "gc-controller",
-                             "hyperNode-controller"]
+                             "hyperNode-controller", "jobflow-controller", "jobtemplate-controller"]
     optional = parse_args(["controller-manager", *CHART_CONTROLLERS, *CHART_CONTROLLERS_OPTIONAL]).config
     assert optional.scheduler_names == ("my-scheduler",)
 
@@ -229,7 +229,8 @@ def test_controllers_as_volcano_enables_them():
     assert only("queue-controller") and only("pg-controller") and not only("gc-controller")
     assert controller_enabled([])("job-controller")
     cfg = parse_args(["controller-manager", "--controllers=*,-gc-controller,-sharding-controller"]).config
-    assert cfg.running() == ["job-controller", "pg-controller", "queue-controller", "hyperNode-controller"]
+    assert cfg.running() == ["job-controller", "pg-controller", "queue-controller", "hyperNode-controller",
+                             "jobflow-controller", "jobtemplate-controller"]
 
 
 def test_pflag_spellings():

@@ -116,7 +116,10 @@ def read_all(sock) -> bytes:
 
 HYPERNODE = {"apiVersion": KINDS["HyperNode"].api_version, "kind": "HyperNode", "metadata": {"name": "s0"},
              "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"exactMatch": {"name": "n1"}}}]}}
-PATH_OBJECTS = {"Job": job(), "Queue": queue("q9"), "PodGroup": podgroup("pg9"), "Pod": pod(), "HyperNode": HYPERNODE}
+JOBFLOW = {"apiVersion": KINDS["JobFlow"].api_version, "kind": "JobFlow", "metadata": {"name": "jf9", "namespace": "ns"},
+           "spec": {"flows": [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]}}
+PATH_OBJECTS = {"Job": job(), "Queue": queue("q9"), "PodGroup": podgroup("pg9"), "Pod": pod(), "HyperNode": HYPERNODE,
+                "JobFlow": JOBFLOW}
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))

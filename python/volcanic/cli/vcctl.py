@@ -16,8 +16,8 @@ import time
 from typing import Iterator, Sequence
 
 from volcanic.kube.errors import NotFound, StoreError
-from volcanic.kube.kinds import KINDS, Kind
-from volcanic.kube.objects import Obj, meta_of
+from volcanic.kube.kinds import Kind
+from volcanic.kube.objects import Obj
 from volcanic.real.client import KubeClient
 from volcanic.real.foresight_http import ForesightClient, plain_request, scheduler_address
 from volcanic.real.manifests.names import NAMESPACE, SCHEDULER_SERVICE
@@ -29,9 +29,9 @@ MERGE_PATCH = "application/merge-patch+json"
 
 
 class KubeApi(StoreApi):
-    """vcctl's API on a real API server: the Store's requests, a real merge PATCH, label
-    selectors sent to the server, and the kinds volcanic does not serve (JobFlow, JobTemplate)
-    asked for directly. A 404 from a server that lacks the kind's group version is NotServed."""
+    """vcctl's API on a real API server: the Store's requests, a real merge PATCH and label
+    selectors sent to the server. A 404 from a server that lacks the kind's group version is
+    NotServed."""
 
     def __init__(self, client: KubeClient) -> None:
         super().__init__(KubeStore(client), now=time.time, generates_names=True, foresight=scheduler_foresight(client))
@@ -40,29 +40,24 @@ class KubeApi(StoreApi):
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj:
         k = kind_of(kind)
         with self._served(k):
-            if k.name in KINDS:
-                obj = self.store.get(k.name, name, namespace)
-                if obj is None:
-                    self._check_served(k)
-                    raise NotFound(k.name, namespace or "", name, k.not_found(name))
-                return obj
-            return received(k, self.client.request("GET", k.path(namespace or "default", name)))
+            obj = self.store.get(k.name, name, namespace)
+            if obj is None:
+                self._check_served(k)
+                raise NotFound(k.name, namespace or "", name, k.not_found(name))
+            return obj
 
     def list(self, kind: str, namespace: str | None = None, labels: Labels | None = None) -> list[Obj]:
         k = kind_of(kind)
         with self._served(k):
-            if k.name in KINDS and not labels:
+            if not labels:
                 return self.store.list(k.name, namespace)
-            query = {"labelSelector": selector(labels)} if labels else None
-            answer = self.client.request("GET", k.path(namespace), query=query)
+            answer = self.client.request("GET", k.path(namespace), query={"labelSelector": selector(labels)})
             return [received(k, o) for o in answer.get("items") or [] if matches(o, labels)]
 
     def create(self, obj: Obj) -> Obj:
         k = kind_of(obj["kind"])
         with self._served(k):
-            if k.name in KINDS:
-                return self.store.create(obj)
-            return received(k, self.client.request("POST", k.path(meta_of(obj).get("namespace") or "default"), obj))
+            return self.store.create(obj)
 
     def patch(self, kind: str, name: str, namespace: str | None, patch: Obj) -> Obj:
         k = kind_of(kind)
@@ -73,10 +68,7 @@ class KubeApi(StoreApi):
     def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
         k = kind_of(kind)
         with self._served(k):
-            if k.name in KINDS:
-                self.store.delete(k.name, name, namespace)
-            else:
-                self.client.request("DELETE", k.path(namespace or "default", name))
+            self.store.delete(k.name, name, namespace)
 
     @contextmanager
     def _served(self, k: Kind) -> Iterator[None]:

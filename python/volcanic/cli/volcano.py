@@ -246,7 +246,8 @@ FLAGS = {"scheduler": SCHEDULER, "controller-manager": CONTROLLER_MANAGER, "webh
 VOLCANO_CONTROLLERS = ("colocation-config-controller", "cronjob-controller", "gc-controller", "hyperNode-controller",
                        "job-controller", "jobflow-controller", "jobtemplate-controller", "pg-controller",
                        "queue-controller", "sharding-controller")
-VOLCANIC_CONTROLLERS = ("job-controller", "pg-controller", "queue-controller", "gc-controller", "hyperNode-controller")
+VOLCANIC_CONTROLLERS = ("job-controller", "pg-controller", "queue-controller", "gc-controller", "hyperNode-controller",
+                        "jobflow-controller", "jobtemplate-controller")
 
 
 def add_volcano_flags(parser: argparse.ArgumentParser, component: str) -> None:

@@ -7,12 +7,14 @@ from __future__ import annotations
 from volcanic.controllers.gc import GarbageCollector
 from volcanic.controllers.hypernode import HyperNodeController
 from volcanic.controllers.job.controller import JobController
+from volcanic.controllers.jobflow import JobFlowController, JobTemplateController
 from volcanic.controllers.podgroup import PodGroupController
 from volcanic.controllers.queue import QueueController
 from volcanic.controllers.runtime import Context, Controller
 
 
 def volcano_controllers(ctx: Context) -> list[Controller]:
-    """Volcano's job, PodGroup, queue, garbage-collector and hyperNode controllers."""
+    """Volcano's job, PodGroup, queue, garbage-collector, hyperNode, jobflow and jobtemplate
+    controllers."""
     return [JobController(ctx), PodGroupController(ctx), QueueController(ctx), GarbageCollector(ctx),
-            HyperNodeController(ctx)]
+            HyperNodeController(ctx), JobFlowController(ctx), JobTemplateController(ctx)]

@@ -1,7 +1,7 @@
 """The schemas of Volcano's custom resources, once: `volcanic install` puts them into the
 CRDs it applies (volcanic.real.manifests), and the embedded cluster validates and defaults
-Jobs, PodGroups, Queues, Commands, HyperNodes and Numatopologies against them on create and update, as a real
-API server does with the CRDs (volcanic.cluster.api).
+Jobs, PodGroups, Queues, Commands, HyperNodes, Numatopologies, JobFlows and JobTemplates against them on
+create and update, as a real API server does with the CRDs (volcanic.cluster.api).
 
     SCHEMAS["Job"]                    the Job CRD's openAPIV3Schema (a plain dict)
     obj = defaulted(obj)              nulls dropped, defaults filled (a kind without a schema
@@ -12,7 +12,8 @@ API server does with the CRDs (volcanic.cluster.api).
                                       spec.minAvailable in body should be greater than or
                                       equal to 0'
 
-The constraints are Volcano v1.15.1's CRDs' (config/crd/volcano/bases/*.yaml): every
+The constraints are Volcano v1.15.1's CRDs' (config/crd/volcano/bases/*.yaml, and
+config/crd/jobflow/bases/*.yaml for the flow.volcano.sh kinds): every
 minimum, maximum, pattern, length, enum, required list and default of the spec. The schemas
 type what Volcano's do at the spec level but keep objects open
 (x-kubernetes-preserve-unknown-fields) and leave pod templates, claim specs and the status
@@ -182,6 +183,20 @@ NUMATOPO_SPEC = obj(
 )
 COMMAND_TARGET = obj(["apiVersion", "kind", "name", "uid"], apiVersion=STRING, kind=STRING, name=STRING,
                      uid=STRING, controller=BOOLEAN, blockOwnerDeletion=BOOLEAN)
+# A JobFlow's flows (config/crd/jobflow/bases/flow.volcano.sh_jobflows.yaml): a JobTemplate's
+# name, the flows it waits for, probes, and a patch of the template's JobSpec.
+PORT: Obj = {"type": "integer", "minimum": 0, "maximum": 65535}
+PROBE = obj(
+    httpGetList=array(obj(taskName=string(maxLength=253), path=STRING, port=PORT,
+                          httpHeader=obj(["name", "value"], name=STRING, value=STRING))),
+    tcpSocketList=array(obj(["port"], taskName=string(maxLength=253), port=PORT)),
+    taskStatusList=array(obj(taskName=string(maxLength=253), phase=string(maxLength=63))),
+)
+JOBFLOW_SPEC = obj(
+    flows=array(obj(["name"], name=string(minLength=1), dependsOn=obj(targets=array(STRING), probe=PROBE),
+                    patch=obj(jobSpec=JOB_SPEC))),
+    jobRetainPolicy=string(enum=["retain", "delete"]),
+)
 
 SCHEMAS: dict[str, Obj] = {
     "Job": _root(JOB_SPEC),
@@ -190,6 +205,8 @@ SCHEMAS: dict[str, Obj] = {
     "Command": _root(status=False, action=STRING, reason=STRING, message=STRING, target=COMMAND_TARGET),
     "HyperNode": _root(HYPERNODE_SPEC, status=HYPERNODE_STATUS),
     "Numatopology": _root(NUMATOPO_SPEC, status=False),
+    "JobFlow": _root(JOBFLOW_SPEC),
+    "JobTemplate": _root(JOB_SPEC),  # a JobTemplate's spec is a Job's
 }
 
 

@@ -12,7 +12,8 @@ from volcanic.kube.errors import InvalidObject
 # Volcano's API groups: the kinds in them are Volcano's CRDs.
 BATCH, SCHEDULING, BUS = "batch.volcano.sh", "scheduling.volcano.sh", "bus.volcano.sh"
 TOPOLOGY, NODEINFO = "topology.volcano.sh", "nodeinfo.volcano.sh"
-VOLCANO_GROUPS = (BATCH, SCHEDULING, BUS, TOPOLOGY, NODEINFO)
+FLOW = "flow.volcano.sh"
+VOLCANO_GROUPS = (BATCH, SCHEDULING, BUS, TOPOLOGY, NODEINFO, FLOW)
 
 
 @dataclass(frozen=True)
@@ -131,14 +132,13 @@ KINDS = {k.name: k for k in [
     # A node's NUMA layout, named after the node, written by Volcano's resource exporter and read by
     # the scheduler's numa-aware plugin; the CRD has no status.
     Kind("Numatopology", f"{NODEINFO}/v1alpha1", "numatopologies", namespaced=False, short_names=("numatopo",)),
-]}
-# Volcano's workflow kinds: volcanic does not serve them yet (no CRD from `volcanic install`, no
-# controller, not watched). vcctl's jobflow and jobtemplate commands reach them on an API server
-# where Volcano's CRDs are installed, and say that the resource is missing where they are not.
-FLOW = "flow.volcano.sh"
-UNSERVED = {k.name: k for k in [
-    Kind("JobFlow", f"{FLOW}/v1alpha1", "jobflows", short_names=("jf",)),
-    Kind("JobTemplate", f"{FLOW}/v1alpha1", "jobtemplates", short_names=("jt",)),
+    # Volcano's workflow kinds (volcanic.controllers.jobflow). Only JobFlows have a webhook
+    # (/jobflows/validate, pkg/webhooks/admission/jobflows); Volcano's CRD names its columns in
+    # mixed case.
+    Kind("JobFlow", f"{FLOW}/v1alpha1", "jobflows", status_subresource=True, short_names=("jf",),
+         columns=(Column("Status", ".status.state.phase"), Column("Age", ".metadata.creationTimestamp", "date")),
+         admission=Admission((), ("CREATE", "UPDATE"))),
+    Kind("JobTemplate", f"{FLOW}/v1alpha1", "jobtemplates", status_subresource=True, short_names=("jt",)),
 ]}
 # The kinds Volcano's admission has rules for, in the order the chain is built.
 ADMITTED = tuple(k for k in KINDS.values() if k.admission is not None)

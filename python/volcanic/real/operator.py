@@ -1,15 +1,16 @@
 """`volcanic controller-manager`: Volcano's vc-controller-manager as a kopf operator.
 
 kopf watches what the controllers read (Jobs, PodGroups, Queues, Commands, PriorityClasses,
-PVCs; HyperNodes and the hyperNode-controller's one ConfigMap when that controller runs) and
+PVCs; HyperNodes and the hyperNode-controller's one ConfigMap when that controller runs;
+JobFlows and JobTemplates when the jobflow or jobtemplate controller runs) and
 its handlers only hand each object to the same Informers the embedded cluster uses.
 Pods, with several events each (created, bound, running, finished) and so most of all events,
 and Nodes come through the scheduler's plain reflector (real/store.py) into the same informers:
 kopf's per-event machinery costs about a millisecond of CPU an event, which left the
 controller-manager behind the API server in a burst of pods. The controllers (job with its
-plugins and Command handling, PodGroup, queue, GC, hyperNode) run unchanged in one thread on the wall
-clock and write through KubeStore, so the logic lives in one place and kopf's handlers are a
-few lines.
+plugins and Command handling, PodGroup, queue, GC, hyperNode, jobflow, jobtemplate) run
+unchanged in one thread on the wall clock and write through KubeStore, so the logic lives in
+one place and kopf's handlers are a few lines.
 
 Starting on a full cache (client-go's WaitForCacheSync): before kopf starts, each kind is
 listed once (Pods by their reflector) and every object handed to the informers, then the
@@ -46,6 +47,7 @@ from prometheus_client import CollectorRegistry
 
 from volcanic.controllers.hypernode import HyperNodeController
 from volcanic.controllers.hypernode.config import configmap_location
+from volcanic.controllers.jobflow import JobFlowController, JobTemplateController
 from volcanic.controllers.manager import volcano_controllers
 from volcanic.controllers.metrics import QueueMetrics
 from volcanic.controllers.runtime import INDEXES, Context, Runner
@@ -67,6 +69,7 @@ KINDS = ("Job", "Pod", "PodGroup", "Queue", "Command", "PriorityClass", "Persist
          "ReplicaSet", "StatefulSet")  # the last two for the PodGroup controller (WorkLoadSupport)
 # The hyperNode-controller's, watched when it runs; of ConfigMaps only its own (SCOPED).
 HYPERNODE_KINDS = ("HyperNode", "Node", "ConfigMap")
+FLOW_KINDS = ("JobFlow", "JobTemplate")  # the jobflow and jobtemplate controllers', watched when either runs
 REFLECTED = ("Pod", "Node")  # watched by a plain reflector, not by kopf (see the module docstring)
 RESYNC = 300.0
 
@@ -223,7 +226,8 @@ class ControllerManager:
 
     `scheduler_names` (`--scheduler-name`): the pods the PodGroup controller makes groups for;
     `enabled(name)` (`--controllers`): which of the controllers, by Volcano's names
-    (job-controller, pg-controller, queue-controller, gc-controller, hyperNode-controller), run;
+    (job-controller, pg-controller, queue-controller, gc-controller, hyperNode-controller,
+    jobflow-controller, jobtemplate-controller), run;
     `inherit_owner_annotations` (`--inherit-owner-annotations`): the PodGroup controller's."""
 
     def __init__(self, store: KubeStore, health: Health | None = None,
@@ -232,7 +236,9 @@ class ControllerManager:
         self.store, self.health = store, health or Health()
         self.clock = WallClock()
         self.source = KopfSource(store, scoped={"ConfigMap": configmap_location(os.environ)})
-        self.kinds = KINDS + (HYPERNODE_KINDS if enabled(HyperNodeController.name) else ())
+        flows = enabled(JobFlowController.name) or enabled(JobTemplateController.name)
+        self.kinds = (KINDS + (HYPERNODE_KINDS if enabled(HyperNodeController.name) else ())
+                      + (FLOW_KINDS if flows else ()))
         self.informers = Informers(self.source, self.kinds, INDEXES)
         self.clock.on_timer = self.source.feed.wake
         registry = registry or CollectorRegistry()

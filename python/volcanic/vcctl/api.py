@@ -3,8 +3,8 @@
 Api is small: get (NotFound raised, with the API server's message), list (optionally by
 labels), create, a JSON merge patch, delete, and the server's clock. StoreApi provides it over
 any Store (volcanic.kube.store): the embedded cluster's API (`Cluster.api`) directly, a real
-API server through the subclass in volcanic.cli.vcctl, which sends a real PATCH and reaches
-the kinds volcanic does not serve (kube.kinds.UNSERVED).
+API server through the subclass in volcanic.cli.vcctl, which sends a real PATCH and says
+which resource a server lacks (NotServed).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 from typing import Any, Callable, Mapping, Protocol
 
 from volcanic.kube.errors import Conflict, NotFound
-from volcanic.kube.kinds import KINDS, UNSERVED, Kind
+from volcanic.kube.kinds import KINDS, Kind
 from volcanic.kube.objects import Obj, labels_of
 from volcanic.kube.patch import merge_patch
 from volcanic.kube.store import Store
@@ -26,14 +26,11 @@ _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
 
 class NotServed(Exception):
-    """The API server has no such resource (Volcano's CRD is not installed, or volcanic does not
-    serve the kind): one line naming the kind."""
+    """The API server has no such resource (its CRD is not installed): one line naming the kind."""
 
     def __init__(self, kind: Kind) -> None:
-        why = (f"volcanic does not serve {kind.name}s yet (install Volcano's CRD for them to use these commands)"
-               if kind.name in UNSERVED else "is volcanic installed? (volcanic install)")
         super().__init__(f'the server doesn\'t have a resource type "{kind.plural}" ({kind.name}, '
-                         f"{kind.api_version}): {why}")
+                         f"{kind.api_version}): is volcanic installed? (volcanic install)")
         self.kind = kind
 
 
@@ -47,8 +44,8 @@ class Api(Protocol):
 
 
 def kind_of(name: str) -> Kind:
-    """A kind vcctl knows: one volcanic serves, or one it does not (UNSERVED)."""
-    return KINDS.get(name) or UNSERVED[name]
+    """A kind vcctl knows (volcanic.kube.kinds)."""
+    return KINDS[name]
 
 
 def matches(obj: Obj, labels: Labels | None) -> bool:
@@ -77,26 +74,19 @@ class StoreApi:
     def now(self) -> float:
         return self._now()
 
-    def served(self, kind: str) -> Kind:
-        """The Kind, if this server has it; NotServed otherwise."""
-        k = kind_of(kind)
-        if k.name not in KINDS:
-            raise NotServed(k)
-        return k
-
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj:
-        k = self.served(kind)
+        k = kind_of(kind)
         obj = self.store.get(k.name, name, namespace)
         if obj is None:
             raise NotFound(k.name, namespace or "", name, k.not_found(name))
         return obj
 
     def list(self, kind: str, namespace: str | None = None, labels: Labels | None = None) -> list[Obj]:
-        k = self.served(kind)
+        k = kind_of(kind)
         return [o for o in self.store.list(k.name, namespace or None) if matches(o, labels)]
 
     def create(self, obj: Obj) -> Obj:
-        k = self.served(obj["kind"])
+        k = kind_of(obj["kind"])
         meta = obj["metadata"]
         if not meta.get("name") and meta.get("generateName") and not self.generates_names:
             meta = dict(meta, name=self._generated(k, meta["generateName"], meta.get("namespace")))
@@ -115,7 +105,7 @@ class StoreApi:
         return self.store.update(merge_patch(self.get(kind, name, namespace), patch))
 
     def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
-        k = self.served(kind)
+        k = kind_of(kind)
         try:
             self.store.delete(k.name, name, namespace)
         except NotFound:

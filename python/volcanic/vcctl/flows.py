@@ -1,7 +1,7 @@
 """`vcctl jobflow ...` and `vcctl jobtemplate ...` (Volcano's pkg/cli/jobflow and jobtemplate):
-create (from a YAML file), list, get, delete and describe of flow.volcano.sh objects, which
-volcanic does not serve yet: on a server without their CRDs every command stops at the first
-request with one line naming the kind (api.NotServed)."""
+create (from a YAML file), list, get, delete and describe of JobFlows and JobTemplates
+(volcanic.controllers.jobflow runs them). On a server without their CRDs every command stops
+at the first request with one line naming the kind (api.NotServed)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any, Callable
 import yaml
 
 from volcanic.kube.errors import AdmissionError, InvalidObject, StoreError
-from volcanic.kube.kinds import UNSERVED
+from volcanic.kube.kinds import KINDS
 from volcanic.kube.objects import Obj, dig, meta_of, spec_of
 from volcanic.vcctl import format as fmt
 from volcanic.vcctl.command import Command, Context, Failure, Flag, message_of
@@ -91,7 +91,7 @@ def documents(path: str) -> list[Obj]:
 
 
 def _typed(k: FlowKind, obj: Obj) -> Obj:
-    kind = UNSERVED[k.kind]
+    kind = KINDS[k.kind]
     meta = dict(meta_of(obj))
     meta["namespace"] = meta.get("namespace") or "default"
     return dict(obj, apiVersion=kind.api_version, kind=kind.name, metadata=meta)
@@ -164,7 +164,7 @@ def typed_view(k: FlowKind, obj: Obj) -> dict[str, Any]:
     ObjectMeta's order without managedFields, an empty spec and status where it has none."""
     meta = {key: v for key in META_ORDER if (v := meta_of(obj).get(key)) is not None and key != "managedFields"}
     meta.update({key: v for key, v in meta_of(obj).items() if key not in META_ORDER})
-    kind = UNSERVED[k.kind]
+    kind = KINDS[k.kind]
     out = {"kind": kind.name, "apiVersion": kind.api_version, "metadata": meta, "spec": obj.get("spec") or {},
            "status": obj.get("status") or k.status()}
     out.update({key: v for key, v in obj.items() if key not in out})
