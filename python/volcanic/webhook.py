@@ -10,6 +10,7 @@ rules (volcanic.admission: the chain and the review codec, no sockets) and the H
     POST /pods/mutate       /pods/validate
     POST                    /hypernodes/validate
     POST                    /jobflows/validate
+    POST                    /cronjobs/validate
     GET  /healthz           200 "ok"
 
 Each path admits its own kind only; a review of another kind is denied with Volcano's
@@ -65,6 +66,8 @@ PATHS = {
     "/pods/mutate": ("Pod", True), "/pods/validate": ("Pod", False),
     "/hypernodes/validate": ("HyperNode", False),
     "/jobflows/validate": ("JobFlow", False),
+    "/cronjobs/validate": ("CronJob", False),
+    "/queuebindings/validate": ("QueueBinding", False),  # volcanic's own
 }
 HEALTHZ = "/healthz"
 

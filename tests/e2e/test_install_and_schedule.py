@@ -40,9 +40,9 @@ def test_install_print_touches_nothing_and_applies_with_kubectl(env):
     printed = env.run("install", "--print", "--all")
     assert printed.returncode == 0
     kinds = [d["kind"] for d in yaml.safe_load_all(printed.stdout)]
-    # Job, Command, PodGroup, Queue, HyperNode, Numatopology, JobFlow, JobTemplate; scheduler,
-    # controllers, webhook.
-    assert kinds.count("CustomResourceDefinition") == 8 and kinds.count("Deployment") == 3
+    # Job, Command, PodGroup, Queue, HyperNode, Numatopology, JobFlow, JobTemplate, CronJob,
+    # QueueBinding (volcanic's own); scheduler, controllers, webhook.
+    assert kinds.count("CustomResourceDefinition") == 10 and kinds.count("Deployment") == 3
     assert "ConfigMap" in kinds and "Service" in kinds
     assert env.kubectl("apply", "--dry-run=server", "-f", "-", input=printed.stdout).returncode == 0
 

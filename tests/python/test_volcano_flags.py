@@ -130,7 +130,8 @@ def test_the_charts_controller_args_reach_its_configuration():
                                      Endpoint(":11251", metrics=False, healthz=True)]
     assert cfg.process.log_level == logging.DEBUG                # -v=4
     assert cfg.running() == ["job-controller", "pg-controller", "queue-controller", "gc-controller",
-                             "hyperNode-controller", "jobflow-controller", "jobtemplate-controller"]
+                             "hyperNode-controller", "jobflow-controller", "jobtemplate-controller",
+                             "cronjob-controller", "queuebinding-controller"]
     optional = parse_args(["controller-manager", *CHART_CONTROLLERS, *CHART_CONTROLLERS_OPTIONAL]).config
     assert optional.scheduler_names == ("my-scheduler",)
 
@@ -230,7 +231,8 @@ def test_controllers_as_volcano_enables_them():
     assert controller_enabled([])("job-controller")
     cfg = parse_args(["controller-manager", "--controllers=*,-gc-controller,-sharding-controller"]).config
     assert cfg.running() == ["job-controller", "pg-controller", "queue-controller", "hyperNode-controller",
-                             "jobflow-controller", "jobtemplate-controller"]
+                             "jobflow-controller", "jobtemplate-controller", "cronjob-controller",
+                             "queuebinding-controller"]
 
 
 def test_pflag_spellings():
@@ -261,7 +263,7 @@ def test_pflag_spellings():
     ("webhook", ["--graceful-shutdown-time=long"], "--graceful-shutdown-time"),
     ("webhook", ["--admission-conf=/no/such/file"], "--admission-conf"),
     ("webhook", ["--enabled-admission=/jobs/mutate,/nodes/validate"], "--enabled-admission"),
-    ("webhook", ["--register", "--enabled-admission=/cronjobs/validate"], "--enabled-admission"),
+    ("webhook", ["--register", "--enabled-admission=/jobtemplates/validate"], "--enabled-admission"),
 ])
 def test_bad_values_are_refused_naming_the_flag(command, args, flag, capsys):
     with pytest.raises(SystemExit) as e:
@@ -333,9 +335,9 @@ def test_the_hook_budget_is_the_daemons_only():
 
 
 def test_paths_volcanic_has_no_rules_for_are_allowed(tmp_path):
-    """The chart's default enabled_admissions include /cronjobs/validate, whose configuration
-    (failurePolicy Fail) the chart creates: volcanic, which has no rules for CronJobs, allows
-    their reviews instead of refusing the writes."""
+    """A Volcano path of a kind volcanic has no rules for (/jobtemplates/validate), enabled with
+    a configuration of failurePolicy Fail: volcanic allows its reviews instead of refusing the
+    writes."""
     import json
     import ssl
 
@@ -347,7 +349,7 @@ def test_paths_volcanic_has_no_rules_for_are_allowed(tmp_path):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": "u1"}}
-        request = urllib.request.Request(f"https://127.0.0.1:{server.port}/cronjobs/validate",
+        request = urllib.request.Request(f"https://127.0.0.1:{server.port}/jobtemplates/validate",
                                          json.dumps(review).encode(), {"Content-Type": "application/json"})
         answer = json.load(urllib.request.urlopen(request, context=ssl._create_unverified_context(), timeout=5))
         assert answer["response"] == {"uid": "u1", "allowed": True}

@@ -118,8 +118,12 @@ HYPERNODE = {"apiVersion": KINDS["HyperNode"].api_version, "kind": "HyperNode", 
              "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"exactMatch": {"name": "n1"}}}]}}
 JOBFLOW = {"apiVersion": KINDS["JobFlow"].api_version, "kind": "JobFlow", "metadata": {"name": "jf9", "namespace": "ns"},
            "spec": {"flows": [{"name": "a"}, {"name": "b", "dependsOn": {"targets": ["a"]}}]}}
+QUEUEBINDING = {"apiVersion": KINDS["QueueBinding"].api_version, "kind": "QueueBinding", "metadata": {"name": "qb9"},
+                "spec": {"queue": "q9", "namespaces": ["ns"]}}
+CRONJOB = {"apiVersion": KINDS["CronJob"].api_version, "kind": "CronJob", "metadata": {"name": "cj9", "namespace": "ns"},
+           "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {}}}}
 PATH_OBJECTS = {"Job": job(), "Queue": queue("q9"), "PodGroup": podgroup("pg9"), "Pod": pod(), "HyperNode": HYPERNODE,
-                "JobFlow": JOBFLOW}
+                "QueueBinding": QUEUEBINDING, "JobFlow": JOBFLOW, "CronJob": CRONJOB}
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
@@ -188,7 +192,7 @@ def test_methods_paths_and_content_types(conn):
         r.read()
         assert r.status == 405
     assert post(conn, "/healthz", b"{}")[0] == 405
-    assert post(conn, "/cronjobs/validate", review(job()))[0] == 404
+    assert post(conn, "/jobtemplates/validate", review(job()))[0] == 404
     status, _, data = post(conn, "/jobs/mutate", review(job()), content_type="text/plain")
     assert status == 415 and b"application/json" in data
     assert post(conn, "/jobs/mutate", review(job()), content_type="application/json; charset=utf-8")[0] == 200

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from volcanic.admission.chain import AdmissionChain
+from volcanic.admission.queuebindings import submission_bound
 from volcanic.kube.kinds import ADMITTED
 
 
@@ -32,6 +33,11 @@ OPERATIONS: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
+# volcanic's own rules on Volcano's kinds, run after Volcano's: a queue bound by QueueBindings
+# takes Jobs and PodGroups from its namespaces only (volcanic.admission.queuebindings).
+VOLCANIC_VALIDATORS = (("Job", submission_bound), ("PodGroup", submission_bound))
+
+
 def volcano_chain(conf: AdmissionConf | None = None) -> AdmissionChain:
     """The admission chain of a Volcano installation."""
     conf = conf or AdmissionConf()
@@ -42,6 +48,8 @@ def volcano_chain(conf: AdmissionConf | None = None) -> AdmissionChain:
             chain.add_mutator(kind.name, fn)
         for fn in module.validators(conf):
             chain.add_validator(kind.name, fn)
+    for kind_name, fn in VOLCANIC_VALIDATORS:
+        chain.add_validator(kind_name, fn)
     return chain
 
 

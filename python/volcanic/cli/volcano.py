@@ -197,7 +197,7 @@ CONTROLLER_MANAGER: list[Flag] = CLIENT + LEADER_ELECTION + KLOG + [
     ("kube-api-qps", "float32", 50.0, None),
     ("kube-api-burst", "int", 100, None),
     ("worker-threads", "uint32", 3, NO_WORKERS),
-    ("worker-threads-for-cronjob", "uint32", 3, "volcanic has no cronjob controller"),
+    ("worker-threads-for-cronjob", "uint32", 3, NO_WORKERS),
     ("scheduler-name", "array", ["volcano"], None),
     ("max-requeue-num", "int", 15, "volcanic retries a failed request with back-off (up to a minute) and never "
                                    "drops it"),
@@ -247,7 +247,8 @@ VOLCANO_CONTROLLERS = ("colocation-config-controller", "cronjob-controller", "gc
                        "job-controller", "jobflow-controller", "jobtemplate-controller", "pg-controller",
                        "queue-controller", "sharding-controller")
 VOLCANIC_CONTROLLERS = ("job-controller", "pg-controller", "queue-controller", "gc-controller", "hyperNode-controller",
-                        "jobflow-controller", "jobtemplate-controller")
+                        "jobflow-controller", "jobtemplate-controller", "cronjob-controller",
+                        "queuebinding-controller")  # the last, volcanic's own
 
 
 def add_volcano_flags(parser: argparse.ArgumentParser, component: str) -> None:

@@ -1,7 +1,8 @@
 """The schemas of Volcano's custom resources, once: `volcanic install` puts them into the
 CRDs it applies (volcanic.real.manifests), and the embedded cluster validates and defaults
-Jobs, PodGroups, Queues, Commands, HyperNodes, Numatopologies, JobFlows and JobTemplates against them on
-create and update, as a real API server does with the CRDs (volcanic.cluster.api).
+Jobs, PodGroups, Queues, Commands, HyperNodes, Numatopologies, JobFlows, JobTemplates, CronJobs and
+volcanic's own QueueBindings against them on create and update, as a real API server does with
+the CRDs (volcanic.cluster.api).
 
     SCHEMAS["Job"]                    the Job CRD's openAPIV3Schema (a plain dict)
     obj = defaulted(obj)              nulls dropped, defaults filled (a kind without a schema
@@ -197,6 +198,35 @@ JOBFLOW_SPEC = obj(
                     patch=obj(jobSpec=JOB_SPEC))),
     jobRetainPolicy=string(enum=["retain", "delete"]),
 )
+# A CronJob (config/crd/volcano/bases/batch.volcano.sh_cronjobs.yaml): the schedule and how its
+# Jobs run, and the template of its Jobs, whose spec is a Job's. The cron syntax and the time
+# zone are the webhook's to check (volcanic.admission.cronjobs), as in Volcano.
+CRONJOB_SPEC = obj(
+    ["jobTemplate", "schedule"],
+    schedule=STRING,
+    timeZone=STRING,
+    startingDeadlineSeconds={"type": "integer", "format": "int64", "minimum": 0},
+    concurrencyPolicy=string(enum=["Allow", "Forbid", "Replace"], default="Allow"),
+    suspend={"type": "boolean", "default": False},
+    jobTemplate=obj(metadata=obj(annotations=map_of(STRING), labels=map_of(STRING), finalizers=array(STRING),
+                                 name=STRING, namespace=STRING),
+                    spec=JOB_SPEC),
+    successfulJobsHistoryLimit=int32(minimum=0, default=3),
+    failedJobsHistoryLimit=int32(minimum=0, default=1),
+)
+# volcanic's own QueueBinding (volcanic.admission.queuebindings): the queue it binds, the
+# namespaces it binds it to (by name and/or by label), optional limits per namespace, and the
+# usage per bound namespace its controller writes.
+QUEUEBINDING_SPEC = obj(
+    ["queue"],
+    queue=string(minLength=1, maxLength=253, pattern=DNS1123_SUBDOMAIN),
+    namespaces=array(string(minLength=1, maxLength=63, pattern=DNS1123_LABEL)),
+    namespaceSelector=LABEL_SELECTOR,
+    limits=obj(maxRunningPods={"type": "integer", "format": "int64", "minimum": 0},
+               maxPendingJobs={"type": "integer", "format": "int64", "minimum": 0}),
+)
+QUEUEBINDING_STATUS = obj(namespaces=map_of(obj(runningPods={"type": "integer", "minimum": 0},
+                                                pendingJobs={"type": "integer", "minimum": 0})))
 
 SCHEMAS: dict[str, Obj] = {
     "Job": _root(JOB_SPEC),
@@ -207,6 +237,8 @@ SCHEMAS: dict[str, Obj] = {
     "Numatopology": _root(NUMATOPO_SPEC, status=False),
     "JobFlow": _root(JOBFLOW_SPEC),
     "JobTemplate": _root(JOB_SPEC),  # a JobTemplate's spec is a Job's
+    "CronJob": _root(CRONJOB_SPEC),
+    "QueueBinding": _root(QUEUEBINDING_SPEC, status=QUEUEBINDING_STATUS),
 }
 
 

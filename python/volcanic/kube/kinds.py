@@ -14,6 +14,8 @@ BATCH, SCHEDULING, BUS = "batch.volcano.sh", "scheduling.volcano.sh", "bus.volca
 TOPOLOGY, NODEINFO = "topology.volcano.sh", "nodeinfo.volcano.sh"
 FLOW = "flow.volcano.sh"
 VOLCANO_GROUPS = (BATCH, SCHEDULING, BUS, TOPOLOGY, NODEINFO, FLOW)
+# volcanic's own API group (QueueBinding): not Volcano's, but installed as a CRD beside them.
+VOLCANIC = "scheduling.volcanic.dev"
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,8 @@ class Kind:
 
     @property
     def crd(self) -> bool:
-        """One of Volcano's custom resources (volcanic install creates its CRD)."""
-        return self.group in VOLCANO_GROUPS
+        """One of Volcano's custom resources, or volcanic's own (volcanic install creates its CRD)."""
+        return self.group in VOLCANO_GROUPS or self.group == VOLCANIC
 
     def path(self, namespace: str | None = None, name: str | None = None) -> str:
         """The REST path of the collection (or of one object when `name` is given)."""
@@ -139,6 +141,15 @@ KINDS = {k.name: k for k in [
          columns=(Column("Status", ".status.state.phase"), Column("Age", ".metadata.creationTimestamp", "date")),
          admission=Admission((), ("CREATE", "UPDATE"))),
     Kind("JobTemplate", f"{FLOW}/v1alpha1", "jobtemplates", status_subresource=True, short_names=("jt",)),
+    # Jobs on a schedule (volcanic.controllers.cronjob; /cronjobs/validate,
+    # pkg/webhooks/admission/cronjobs). Volcano's CRD has no printer columns.
+    Kind("CronJob", f"{BATCH}/v1alpha1", "cronjobs", status_subresource=True, short_names=("cronvcjob", "cronvj"),
+         admission=Admission((), ("CREATE", "UPDATE"))),
+    # volcanic's own: binds a queue to namespaces (volcanic.admission.queuebindings,
+    # volcanic.controllers.queuebinding); validated by /queuebindings/validate.
+    Kind("QueueBinding", f"{VOLCANIC}/v1alpha1", "queuebindings", namespaced=False, status_subresource=True,
+         short_names=("qb",), columns=(Column("QUEUE", ".spec.queue"), AGE),
+         admission=Admission((), ("CREATE", "UPDATE"))),
 ]}
 # The kinds Volcano's admission has rules for, in the order the chain is built.
 ADMITTED = tuple(k for k in KINDS.values() if k.admission is not None)

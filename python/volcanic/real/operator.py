@@ -2,13 +2,14 @@
 
 kopf watches what the controllers read (Jobs, PodGroups, Queues, Commands, PriorityClasses,
 PVCs; HyperNodes and the hyperNode-controller's one ConfigMap when that controller runs;
-JobFlows and JobTemplates when the jobflow or jobtemplate controller runs) and
-its handlers only hand each object to the same Informers the embedded cluster uses.
+JobFlows and JobTemplates when the jobflow or jobtemplate controller runs; CronJobs when the
+cronjob-controller runs) and its handlers only hand each object to the same Informers the
+embedded cluster uses.
 Pods, with several events each (created, bound, running, finished) and so most of all events,
 and Nodes come through the scheduler's plain reflector (real/store.py) into the same informers:
 kopf's per-event machinery costs about a millisecond of CPU an event, which left the
 controller-manager behind the API server in a burst of pods. The controllers (job with its
-plugins and Command handling, PodGroup, queue, GC, hyperNode, jobflow, jobtemplate) run
+plugins and Command handling, PodGroup, queue, GC, hyperNode, jobflow, jobtemplate, cronjob) run
 unchanged in one thread on the wall clock and write through KubeStore, so the logic lives in
 one place and kopf's handlers are a few lines.
 
@@ -45,11 +46,13 @@ import kopf
 from kopf._cogs.clients import watching as kopf_watching  # the one kopf internal used: see _observe_listings
 from prometheus_client import CollectorRegistry
 
+from volcanic.controllers.cronjob import CronJobController
 from volcanic.controllers.hypernode import HyperNodeController
 from volcanic.controllers.hypernode.config import configmap_location
 from volcanic.controllers.jobflow import JobFlowController, JobTemplateController
 from volcanic.controllers.manager import volcano_controllers
 from volcanic.controllers.metrics import QueueMetrics
+from volcanic.controllers.queuebinding import QueueBindingController
 from volcanic.controllers.runtime import INDEXES, Context, Runner
 from volcanic.kube.errors import StoreError
 from volcanic.kube.informers import Informers
@@ -70,6 +73,8 @@ KINDS = ("Job", "Pod", "PodGroup", "Queue", "Command", "PriorityClass", "Persist
 # The hyperNode-controller's, watched when it runs; of ConfigMaps only its own (SCOPED).
 HYPERNODE_KINDS = ("HyperNode", "Node", "ConfigMap")
 FLOW_KINDS = ("JobFlow", "JobTemplate")  # the jobflow and jobtemplate controllers', watched when either runs
+CRON_KINDS = ("CronJob",)  # the cronjob-controller's (with Jobs), watched when it runs
+BINDING_KINDS = ("QueueBinding", "Namespace")  # the queuebinding-controller's, watched when it runs
 REFLECTED = ("Pod", "Node")  # watched by a plain reflector, not by kopf (see the module docstring)
 RESYNC = 300.0
 
@@ -227,7 +232,7 @@ class ControllerManager:
     `scheduler_names` (`--scheduler-name`): the pods the PodGroup controller makes groups for;
     `enabled(name)` (`--controllers`): which of the controllers, by Volcano's names
     (job-controller, pg-controller, queue-controller, gc-controller, hyperNode-controller,
-    jobflow-controller, jobtemplate-controller), run;
+    jobflow-controller, jobtemplate-controller, cronjob-controller), run;
     `inherit_owner_annotations` (`--inherit-owner-annotations`): the PodGroup controller's."""
 
     def __init__(self, store: KubeStore, health: Health | None = None,
@@ -238,7 +243,8 @@ class ControllerManager:
         self.source = KopfSource(store, scoped={"ConfigMap": configmap_location(os.environ)})
         flows = enabled(JobFlowController.name) or enabled(JobTemplateController.name)
         self.kinds = (KINDS + (HYPERNODE_KINDS if enabled(HyperNodeController.name) else ())
-                      + (FLOW_KINDS if flows else ()))
+                      + (FLOW_KINDS if flows else ()) + (CRON_KINDS if enabled(CronJobController.name) else ())
+                      + (BINDING_KINDS if enabled(QueueBindingController.name) else ()))
         self.informers = Informers(self.source, self.kinds, INDEXES)
         self.clock.on_timer = self.source.feed.wake
         registry = registry or CollectorRegistry()

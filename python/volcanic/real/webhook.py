@@ -14,10 +14,9 @@ Run from Volcano's Helm chart (`fill_ca_bundle`, without --register), it does wh
 webhook-manager does (cmd/webhook-manager/app/util.go addCaCertForWebhook): the chart has
 created the configurations, `volcano-admission-service-<resource>-<operation>`; for each
 enabled path it waits for its configuration (up to 5 minutes, checking every second) and sets
-every webhook's caBundle to `--ca-cert-file`'s certificate. The chart's default
-`enabled_admissions` include paths of kinds volcanic has no rules for (CronJobs,
-JobTemplates): those reviews are allowed as sent (UNRULED), so such writes are not refused by
-the chart's failurePolicy Fail.
+every webhook's caBundle to `--ca-cert-file`'s certificate. Volcano's paths of kinds volcanic
+has no rules for (JobTemplates) may be enabled too: those reviews are allowed as sent
+(UNRULED), so such writes are not refused by a configuration's failurePolicy Fail.
 """
 
 from __future__ import annotations
@@ -49,11 +48,11 @@ from volcanic.webhook import WebhookServer
 
 log = logging.getLogger("volcanic.webhook")
 
-WEBHOOK_KINDS = ("Queue", "Namespace", "Job", "PodGroup")
+WEBHOOK_KINDS = ("Queue", "Namespace", "Job", "PodGroup", "QueueBinding")
 CERT_DAYS = 365
 # Volcano v1.15.1's admission paths (pkg/webhooks/admission/*) of kinds volcanic has no rules
 # for: a review there is allowed as sent.
-UNRULED = ("/cronjobs/validate", "/jobtemplates/validate")
+UNRULED = ("/jobtemplates/validate",)
 CA_BUNDLE_WAIT = 300.0  # Volcano polls for a configuration for 5 minutes, then fails
 ADMISSION_API = "/apis/admissionregistration.k8s.io/v1"
 

@@ -3,7 +3,7 @@ each of Volcano's three components reads and writes, and no more."""
 
 from __future__ import annotations
 
-from volcanic.kube.kinds import BATCH, BUS, FLOW, NODEINFO, SCHEDULING, TOPOLOGY
+from volcanic.kube.kinds import BATCH, BUS, FLOW, NODEINFO, SCHEDULING, TOPOLOGY, VOLCANIC
 from volcanic.kube.objects import Obj
 from volcanic.real.manifests.names import NAMESPACE, account
 
@@ -36,14 +36,17 @@ RULES: dict[str, list[Obj]] = {
         _rule([SCHEDULING], ["queues/status"], ["update", "patch"]), LEASES, EVENTS],
     # job, PodGroup, queue, GC and hyperNode controllers, job plugins (svc, ssh, PVCs), Commands;
     # the hyperNode-controller reads nodes and its ConfigMap and writes HyperNodes and their status;
-    # the jobflow and jobtemplate controllers write their kinds' status (and Jobs).
+    # the jobflow, jobtemplate and cronjob controllers write their kinds' status (and Jobs).
     "controller-manager": [
-        _rule([BATCH], ["jobs"], WRITE), _rule([BATCH], ["jobs/status", "jobs/finalizers"], ["update", "patch"]),
+        _rule([BATCH], ["jobs", "cronjobs"], WRITE),
+        _rule([BATCH], ["jobs/status", "jobs/finalizers", "cronjobs/status"], ["update", "patch"]),
         _rule([BUS], ["commands"], READ + ["delete"]), _rule([SCHEDULING], ["podgroups", "queues"], WRITE),
         _rule([SCHEDULING], ["queues/status"], ["update", "patch"]), _rule([TOPOLOGY], ["hypernodes"], WRITE),
         _rule([TOPOLOGY], ["hypernodes/status"], ["update", "patch"]),
         _rule([FLOW], ["jobflows", "jobtemplates"], WRITE),
         _rule([FLOW], ["jobflows/status", "jobtemplates/status"], ["update", "patch"]),
+        # the queuebinding controller (volcanic's own) reads bindings and writes their usage.
+        _rule([VOLCANIC], ["queuebindings"], READ), _rule([VOLCANIC], ["queuebindings/status"], ["update", "patch"]),
         _rule([""], ["pods", "services", "configmaps", "secrets", "persistentvolumeclaims"], WRITE),
         _rule(["networking.k8s.io"], ["networkpolicies"], WRITE), _rule([""], ["namespaces", "nodes"], READ),
         _rule(["scheduling.k8s.io"], ["priorityclasses"], READ), _rule(["apps"], ["replicasets", "statefulsets"], READ),
@@ -51,6 +54,7 @@ RULES: dict[str, list[Obj]] = {
     # Admission reads what Volcano's rules read, and registers its webhook configurations.
     "webhook": [
         _rule([SCHEDULING], ["queues", "podgroups"], READ), _rule([BATCH], ["jobs"], READ),
+        _rule([VOLCANIC], ["queuebindings"], READ),
         _rule([""], ["namespaces", "pods"], READ), _rule(["scheduling.k8s.io"], ["priorityclasses"], READ),
         _rule(["admissionregistration.k8s.io"], ["mutatingwebhookconfigurations",
                                                  "validatingwebhookconfigurations"], WRITE), EVENTS],

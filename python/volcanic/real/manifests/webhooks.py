@@ -7,7 +7,7 @@ creates or updates the whole configurations (volcanic.real.registrations applies
 command installs them.
 
 Which paths: `--enabled-admission`, Volcano's flag, defaulting to what its chart enables and
-volcanic serves (jobs, queues, podgroups and hypernodes validation), and /jobflows/validate,
+volcanic serves (jobs, queues, podgroups, hypernodes and cronjobs validation), and /jobflows/validate,
 which the chart leaves off: without it nothing refuses a JobFlow whose flows form a cycle (the
 chart's ValidatingAdmissionPolicy, where `vap_enable` is set, refuses only undefined targets and
 self-dependencies), and such a JobFlow never runs. The pod webhooks are opt-in, as in the
@@ -26,7 +26,8 @@ from volcanic.kube.objects import Obj
 from volcanic.real.manifests.names import NAMESPACE, SERVICE
 
 DEFAULT_ADMISSIONS = ("/jobs/mutate", "/jobs/validate", "/podgroups/validate", "/queues/mutate", "/queues/validate",
-                      "/hypernodes/validate", "/jobflows/validate")
+                      "/hypernodes/validate", "/cronjobs/validate", "/jobflows/validate",
+                      "/queuebindings/validate")
 
 # path -> (webhook name, group, version, resource, operations), the operations being those
 # the embedded admission chain calls the path's rules for.
