@@ -10,6 +10,11 @@ from typing import Any
 
 from volcanic.errors import ConfigError
 
+# As volcanic.sim.forecast_error's DURATION_SOURCES and DEFAULT_SAMPLE (not imported: that
+# module loads the foresight and the metrics, which a command line that only parses needs not).
+DURATION_SOURCES = ("trace", "none")
+DEFAULT_SAMPLE = 200
+
 
 def add_simulate(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("simulate", help="replay a trace in the embedded cluster under scheduler policies "
@@ -32,6 +37,17 @@ def add_simulate(sub: argparse._SubParsersAction) -> None:
                    "policy's seed (default 0)")
     s.add_argument("--until", type=float, default=1.3, help="fill: stop when the pods asked for this many times "
                    "the GPU capacity (default 1.3)")
+    s.add_argument("--load", metavar="X", help="replay: divide every arrival time by X (> 0): the same work "
+                   "arriving X times as fast (default 1)")
+    s.add_argument("--forecast", action="store_true", help="replay: forecast sampled jobs at their arrival and "
+                   "report the forecasts' error against their actual start (docs/simulation.md)")
+    s.add_argument("--forecast-durations", choices=DURATION_SOURCES, default="trace",
+                   help="trace: the forecaster knows each pod's lifetime (volcanic.sh/expected-duration); none: "
+                   "it has only the queue medians of finished pods (default trace)")
+    s.add_argument("--forecast-sample", metavar="N", help="forecast every k-th arrival, so that about N jobs are "
+                   f"(default {DEFAULT_SAMPLE})")
+    s.add_argument("--forecast-plot", metavar="FILE.png", help="with --forecast: each configuration's forecast "
+                   "against actual waits (needs matplotlib)")
     s.add_argument("--json", action="store_true", help="one JSON line per configuration")
     s.add_argument("--out", metavar="DIR", help="write DIR/<configuration>/: pods.csv (replay, a row per pod) or "
                    "curve.csv (fill, a row per pod), and summary.json")
@@ -44,8 +60,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from volcanic.sim.jobs import read_jobs
     from volcanic.sim.openb import read_openb
     from volcanic.sim.policies import policy_conf
+    from volcanic.sim.trace import loaded
 
+    problem = _check_forecast_flags(args)
+    if problem:
+        print(f"volcanic: error: {problem}", file=sys.stderr)
+        return 1
     trace = (read_openb if args.format == "openb" else read_jobs)(args.nodes, args.pods)
+    if args.load is not None:
+        trace = loaded(trace, float(args.load))
     runs = [(name, policy_conf(name, trace, args.seed or 0)) for name in args.policy]
     for path in args.conf:
         with open(path, encoding="utf-8") as f:
@@ -64,21 +87,57 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         failed = failed or bool(errors)
         print(json.dumps(result) if args.json else _text(result), flush=True)
     if args.plot:
-        _plot(args.mode, results, args.plot)
+        _plot(args.mode, {name: run for name, (run, _) in results.items()}, args.plot)
+    if args.forecast_plot:
+        _plot_forecasts({name: forecasts for name, (_, forecasts) in results.items()}, args.forecast_plot)
     return 1 if failed else 0
 
 
+def _check_forecast_flags(args: argparse.Namespace) -> str | None:
+    """The one-line problem with --load or the --forecast flags, if any."""
+    if args.load is not None and not _positive(args.load, float):
+        return f"--load: must be a number > 0, got {args.load!r}"
+    if args.forecast_sample is not None and not _positive(args.forecast_sample, int):
+        return f"--forecast-sample: must be a whole number > 0, got {args.forecast_sample!r}"
+    if args.mode == "fill" and (args.forecast or args.load is not None):
+        return f"{'--forecast' if args.forecast else '--load'}: only in replay mode (fill mode has no arrival times)"
+    if args.forecast_plot and not args.forecast:
+        return "--forecast-plot: needs --forecast"
+    return None
+
+
+def _positive(text: str, kind: type) -> bool:
+    try:
+        value = kind(text)
+    except ValueError:
+        return False
+    return 0 < value < float("inf")
+
+
 def _replay(args: argparse.Namespace, trace: Any, name: str, conf: Any) -> tuple[Any, dict, list]:
+    """(run, forecasts or None), the summary, the controllers' errors."""
+    from volcanic.sim.forecast_error import forecast_summary, replay_with_forecasts, write_forecasts
     from volcanic.sim.frames import write_run
     from volcanic.sim.metrics import summary
     from volcanic.sim.replay import replay
 
+    forecasts = None
     with _progress(name, len(trace.arrivals), quiet=args.json) as bar:
-        run = replay(trace, conf, progress=bar.update)
+        if args.forecast:
+            sample = int(args.forecast_sample) if args.forecast_sample else DEFAULT_SAMPLE
+            run, forecasts = replay_with_forecasts(trace, conf, sample, args.forecast_durations, progress=bar.update)
+        else:
+            run = replay(trace, conf, progress=bar.update)
     result = summary(run, name)
+    if args.load is not None:
+        result["load"] = float(args.load)
+    if forecasts is not None:
+        result.update(forecast_summary(forecasts), forecast_durations=args.forecast_durations)
     if args.out:
         write_run(run, result, os.path.join(args.out, name))
-    return run, result, run.cluster.errors
+        if forecasts is not None:
+            write_forecasts(forecasts, result, os.path.join(args.out, name))
+    return (run, forecasts), result, run.cluster.errors
 
 
 def _fill(args: argparse.Namespace, trace: Any, name: str, conf: Any) -> tuple[Any, dict, list]:
@@ -89,7 +148,7 @@ def _fill(args: argparse.Namespace, trace: Any, name: str, conf: Any) -> tuple[A
     result = fill_summary(run, name)
     if args.out:
         write_fill(run, result, os.path.join(args.out, name))
-    return run, result, []
+    return (run, None), result, []
 
 
 def _plot(mode: str, runs: dict, path: str) -> None:
@@ -111,6 +170,18 @@ def _plot(mode: str, runs: dict, path: str) -> None:
     plt.close(fig)
 
 
+def _plot_forecasts(runs: dict, path: str) -> None:
+    from volcanic.sim import plots
+
+    plt = plots.require_matplotlib().pyplot
+    fig, axes = plt.subplots(1, len(runs), figsize=(6.5 * len(runs), 5.5), squeeze=False)
+    for (name, forecasts), ax in zip(runs.items(), axes[0]):
+        plots.forecast_vs_actual(forecasts, ax=ax, title=f"{name}: forecast vs actual wait")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def _progress(name: str, total: int | None, quiet: bool, unit: str = " arrivals") -> Any:
     """A tqdm bar on stderr, off with --json or when stderr is no terminal."""
     from tqdm import tqdm
@@ -123,6 +194,22 @@ def _text(r: dict) -> str:
         return (f"{r['policy']} on {r['trace']} (fill): {r['pods_total']} pods, {r['pods_scheduled']} placed, "
                 f"{r['wall_s']:.2f} wall s\n  at 100% of the GPU capacity asked: {r['gpu_unallocated_at_full']:.2%} "
                 f"of the GPUs unallocated, {r['gpu_fragmentation_at_full']:.2%} fragmented")
+    text = _replay_text(r)
+    if "forecast_jobs" in r:
+        text += "\n  " + _forecast_text(r)
+    return text
+
+
+def _forecast_text(r: dict) -> str:
+    error = ("-" if r["forecast_error_p50"] is None
+             else f"p50 {r['forecast_error_p50']:.1%}, p90 {r['forecast_error_p90']:.1%}")
+    return (f"forecast error {error} over {r['forecast_jobs']} jobs that waited >= 60 s "
+            f"({r['forecast_beyond_horizon']} forecast beyond the horizon; {r['forecasts']} forecasts of "
+            f"{r['forecast_sampled']} sampled jobs, durations {r['forecast_durations']}, "
+            f"{r['forecast_wall_s']:.1f} wall s)")
+
+
+def _replay_text(r: dict) -> str:
     wait = "-" if r["wait_p50_s"] is None else f"p50 {r['wait_p50_s']:g} s, p99 {r['wait_p99_s']:g} s"
     use = ", ".join(f"{name} {share:.1%}" for name, share in r["utilization"].items())
     return (f"{r['policy']} on {r['trace']}: {r['pods_total']} pods, {r['pods_scheduled']} scheduled, "

@@ -40,7 +40,7 @@ def summary(run: Replay, policy: str) -> dict[str, Any]:
             "pods_failed": sum(p.phase == "Failed" for p in pods),
             "pods_unschedulable": total - scheduled,
             "simulated_s": now, "wall_s": round(run.wall_s, 3), "sessions": run.cluster.sessions,
-            "wait_p50_s": _percentile(waits, 50), "wait_p99_s": _percentile(waits, 99),
+            "wait_p50_s": percentile(waits, 50), "wait_p99_s": percentile(waits, 99),
             "utilization": utilization, "gpu_allocated_share": utilization["gpu"],
             "gpu_fragmentation": mean_fragmentation(run)}
 
@@ -91,7 +91,7 @@ def capacity(run: Replay) -> dict[str, float]:
     return total
 
 
-def _percentile(sorted_values: list[float], p: float) -> float | None:
+def percentile(sorted_values: list[float], p: float) -> float | None:
     """Nearest rank: the smallest value with at least p% of values at or below it."""
     if not sorted_values:
         return None

@@ -1,8 +1,10 @@
 """Plots of a replay for notebooks: jobs as a Gantt chart, the cluster's allocated share over
-time, each queue's part of it, the GPU allocated and fragmented over time, and fill mode's
-curves. Each takes a Replay (or the frame it would build from one,
-to plot a selection) and an optional matplotlib Axes, draws on it, and returns it. matplotlib
-is imported only here, when a plot is asked for (`pip install 'volcanic[notebook]'`)."""
+time, each queue's part of it, the GPU allocated and fragmented over time, fill mode's
+curves, and forecast against actual waits (`simulate --forecast`). Each takes a Replay (or
+the frame it would build from one, to plot a selection; fill_curves its runs,
+forecast_vs_actual a ForecastRun) and an optional matplotlib Axes, draws on it, and returns
+it. matplotlib is imported only here, when a plot is asked for (`pip install
+'volcanic[notebook]'`)."""
 
 from __future__ import annotations
 
@@ -123,6 +125,42 @@ def fill_curves(runs: dict[str, Any], ax: Any = None) -> Any:
     ax.set_ylabel("share of GPU capacity")
     ax.set_ylim(0, 1.05)
     ax.legend()
+    return ax
+
+
+def forecast_vs_actual(forecasts: Any, ax: Any = None, title: str = "") -> Any:
+    """Each forecast job of a `simulate --forecast` run (a forecast_error.ForecastRun) as a
+    point: its actual wait (x) against its forecast wait (y), in minutes, on axes linear up
+    to a minute and logarithmic beyond. The jobs the error is over (waited a minute or more)
+    are solid, the others grey; a forecast beyond the horizon is a red triangle at the
+    horizon, where the error metric counts it. On the diagonal the forecast was exact; the
+    dotted lines are 20% off."""
+    from volcanic.sim.forecast_error import MIN_WAIT
+    ax = _axes(ax)
+    started = [r for r in forecasts.records if r.wait is not None]
+    groups = {"waited < 1 min": [r for r in started if r.wait < MIN_WAIT],
+              "waited >= 1 min": [r for r in started if r.wait >= MIN_WAIT and r.forecast is not None],
+              "forecast beyond the horizon": [r for r in started if r.wait >= MIN_WAIT and r.forecast is None]}
+    styles = {"waited < 1 min": {"color": "0.7", "marker": "o"}, "waited >= 1 min": {"color": "C0", "marker": "o"},
+              "forecast beyond the horizon": {"color": "C3", "marker": "^"}}
+    for label, rows in groups.items():
+        if rows:
+            said = [(r.forecast_wait if r.forecast is not None else r.horizon) / 60 for r in rows]
+            ax.scatter([r.wait / 60 for r in rows], said, s=12, alpha=0.7, label=f"{label} ({len(rows)})",
+                       **styles[label])
+    top = max([1.0] + [r.wait / 60 for r in started] + [(r.forecast_wait or 0) / 60 for r in started])
+    line = [top * i / 400 for i in range(401)]  # many points: straight lines bend on symlog axes
+    ax.plot(line, line, color="black", linewidth=0.8)
+    for factor in (0.8, 1.2):
+        ax.plot(line, [factor * v for v in line], color="black", linewidth=0.6, linestyle=":")
+    for axis in (ax.set_xscale, ax.set_yscale):
+        axis("symlog", linthresh=1.0)
+    ax.set_xlabel("actual wait (minutes)")
+    ax.set_ylabel("forecast wait (minutes)")
+    if title:
+        ax.set_title(title)
+    if started:
+        ax.legend(loc="upper left")
     return ax
 
 

@@ -50,10 +50,14 @@ class _Recorder:
 
 
 def replay(trace: Trace, conf: Any = None, limit: float = 365 * 86400.0,
-           progress: Callable[[int], None] | None = None, cluster: Cluster | None = None) -> Replay:
+           progress: Callable[[int], None] | None = None, cluster: Cluster | None = None,
+           after_arrival: Callable[[Cluster, int], None] | None = None) -> Replay:
     """Plays `trace` until every pod has ended or `limit` seconds after the last arrival;
     `progress(n)` is told of arrivals as they are made. `cluster`: a new one to play into
-    instead of Cluster(conf) (one with its own admission or schedule period)."""
+    instead of Cluster(conf) (one with its own admission or schedule period).
+    `after_arrival(cluster, i)` is called once the objects of `trace.arrivals[i]` are created
+    (an observer such as forecast_error's, which may run the cluster for 0 seconds: the
+    replay would settle the same work at that instant next)."""
     started = time.perf_counter()
     cluster = cluster if cluster is not None else Cluster(conf)
     run = _Recorder(cluster)
@@ -67,12 +71,14 @@ def replay(trace: Trace, conf: Any = None, limit: float = 365 * 86400.0,
     # do not walk them again and again (a tenth of a second each on the openb trace).
     gc.freeze()
     try:
-        for arrival in trace.arrivals:
+        for i, arrival in enumerate(trace.arrivals):
             cluster.run(max(0.0, arrival.time - cluster.now))
             for obj in arrival.objects:
                 meta = obj["metadata"]
                 run.arrived[(obj["kind"], meta.get("namespace", "default"), meta["name"])] = cluster.now
                 cluster.api.create(obj)
+            if after_arrival:
+                after_arrival(cluster, i)
             if progress:
                 progress(1)
         cluster.run_until(lambda c: run.ended >= expected, limit=limit)

@@ -5,7 +5,8 @@ Readers (openb.py, jobs.py) turn files into a Trace; replay.py plays one through
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+import math
 import os
 
 from volcanic.kube.objects import Obj
@@ -32,6 +33,16 @@ class Trace:
     @property
     def pods(self) -> int:
         return sum(a.pods for a in self.arrivals)
+
+
+def loaded(trace: Trace, load: float) -> Trace:
+    """The trace with every arrival time divided by `load` (> 0): the same work arriving
+    `load` times as fast (2: in half the time), each pod running as long as before."""
+    if not (isinstance(load, (int, float)) and load > 0 and math.isfinite(load)):
+        raise ValueError(f"load: must be a finite number > 0, got {load!r}")
+    if load == 1:
+        return trace
+    return replace(trace, arrivals=[replace(a, time=a.time / load) for a in trace.arrivals])
 
 
 # GPUs are Volcano's vGPU resources, accounted per card by the deviceshare plugin
