@@ -13,7 +13,7 @@ from volcanic.errors import ConfigError
 # As volcanic.sim.forecast_error's DURATION_SOURCES and DEFAULT_SAMPLE (not imported: that
 # module loads the foresight and the metrics, which a command line that only parses needs not).
 DURATION_SOURCES = ("trace", "none")
-DEFAULT_SAMPLE = 200
+DEFAULT_SAMPLE = 100
 
 
 def add_simulate(sub: argparse._SubParsersAction) -> None:

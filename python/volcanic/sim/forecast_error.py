@@ -41,7 +41,7 @@ from volcanic.sim.trace import Trace
 
 MIN_WAIT = 60.0  # seconds: shorter waits are not measured, and a longer one divides the error
 HISTORY = 500  # finished pods kept in the forecast state (the queue medians' sample)
-DEFAULT_SAMPLE = 200  # about how many jobs `--forecast` forecasts by default
+DEFAULT_SAMPLE = 100  # about how many jobs `--forecast` forecasts by default (docs/simulation.md: the cost)
 DURATION_SOURCES = ("trace", "none")
 SIM_DURATION = "volcanic/sim-duration"
 TERMINAL = ("Succeeded", "Failed")

@@ -138,19 +138,22 @@ def forecast_vs_actual(forecasts: Any, ax: Any = None, title: str = "") -> Any:
     from volcanic.sim.forecast_error import MIN_WAIT
     ax = _axes(ax)
     started = [r for r in forecasts.records if r.wait is not None]
-    groups = {"waited < 1 min": [r for r in started if r.wait < MIN_WAIT],
-              "waited >= 1 min": [r for r in started if r.wait >= MIN_WAIT and r.forecast is not None],
-              "forecast beyond the horizon": [r for r in started if r.wait >= MIN_WAIT and r.forecast is None]}
-    styles = {"waited < 1 min": {"color": "0.7", "marker": "o"}, "waited >= 1 min": {"color": "C0", "marker": "o"},
-              "forecast beyond the horizon": {"color": "C3", "marker": "^"}}
-    for label, rows in groups.items():
+    kinds = [("waited < 1 min", {"color": "0.7", "marker": "o"}, lambda r: r.wait < MIN_WAIT),
+             ("waited >= 1 min", {"color": "C0", "marker": "o"},
+              lambda r: r.wait >= MIN_WAIT and r.forecast is not None),
+             ("forecast beyond the horizon (drawn at it)", {"color": "C3", "marker": "^"},
+              lambda r: r.wait >= MIN_WAIT and r.forecast is None)]
+    for label, style, belongs in kinds:
+        rows = [r for r in started if belongs(r)]
         if rows:
             said = [(r.forecast_wait if r.forecast is not None else r.horizon) / 60 for r in rows]
-            ax.scatter([r.wait / 60 for r in rows], said, s=12, alpha=0.7, label=f"{label} ({len(rows)})",
-                       **styles[label])
+            ax.scatter([r.wait / 60 for r in rows], said, s=12, alpha=0.7, label=f"{label} ({len(rows)})", **style)
     top = max([1.0] + [r.wait / 60 for r in started] + [(r.forecast_wait or 0) / 60 for r in started])
-    line = [top * i / 400 for i in range(401)]  # many points: straight lines bend on symlog axes
-    ax.plot(line, line, color="black", linewidth=0.8)
+    ax.plot([0.0, top], [0.0, top], color="black", linewidth=0.8)
+    # 20% off, where both axes are logarithmic (a line crossing into the linear part bends):
+    # many points, as a straight segment bends on symlog axes too.
+    start = 1.25
+    line = [start * (top / start) ** (i / 300) for i in range(301)] if top > start else []
     for factor in (0.8, 1.2):
         ax.plot(line, [factor * v for v in line], color="black", linewidth=0.6, linestyle=":")
     for axis in (ax.set_xscale, ax.set_yscale):
