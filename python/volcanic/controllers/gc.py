@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Hashable
 
 from volcanic.controllers.runtime import Context, Controller
-from volcanic.kube.clock import Timer, seconds_of
+from volcanic.kube.clock import seconds_of
 from volcanic.kube.errors import StoreError
 from volcanic.kube.informers import Handler
 from volcanic.kube.objects import Obj, dig, spec_of
@@ -42,7 +42,6 @@ class GarbageCollector(Controller):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self._timers: dict[Hashable, Timer] = {}
 
     def handlers(self) -> dict[str, Handler]:
         return {"Job": Handler(on_add=self._job_changed, on_update=lambda old, new: self._job_changed(new))}
@@ -50,20 +49,6 @@ class GarbageCollector(Controller):
     def _job_changed(self, job: Obj) -> None:
         if not job["metadata"].get("deletionTimestamp") and needs_cleanup(job):
             self.queue.add((job["metadata"]["namespace"], job["metadata"]["name"]))
-
-    def _enqueue_after(self, key: Hashable, delay: float) -> None:
-        """workqueue.AddAfter: the earliest pending time for a key wins."""
-        due = self.ctx.clock.now() + delay
-        timer = self._timers.get(key)
-        if timer is not None and not timer.cancelled and timer.due <= due:
-            return
-        if timer is not None:
-            timer.cancel()
-
-        def fire() -> None:
-            self._timers.pop(key, None)
-            self.queue.add(key)
-        self._timers[key] = self.ctx.clock.after(delay, fire)
 
     def _expired(self, key: Hashable, job: Obj) -> bool:
         """processTTL: whether the TTL has expired; requeues the job when it will later."""
@@ -75,7 +60,7 @@ class GarbageCollector(Controller):
         remaining = expire - self.ctx.clock.now()
         if remaining <= 0:
             return True
-        self._enqueue_after(key, remaining)
+        self.add_after(key, remaining)
         return False
 
     def process(self, request: Hashable) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Hashable, Iterable
 
 from volcanic.kube import keys
-from volcanic.kube.clock import Clock
+from volcanic.kube.clock import Clock, Timer
 from volcanic.kube.errors import StoreError
 from volcanic.kube.informers import Handler, Indexes, Informers, Lister
 from volcanic.kube.objects import Obj, annotation, label, spec_of, status_of
@@ -139,6 +139,7 @@ class Controller:
         self.queue = WorkQueue()
         self._failures: dict[Hashable, int] = {}
         self.retry_bucket = RetryBucket(ctx.clock)  # shared by every retry of this queue
+        self._delayed: dict[Hashable, Timer] = {}  # add_after's pending timers, by request
 
     def handlers(self) -> dict[str, Handler]:
         return {}
@@ -156,6 +157,21 @@ class Controller:
         delay = max(backoff_seconds(n, cap=cap), self.retry_bucket.reserve())
         self.ctx.clock.after(delay, lambda: self.queue.add(request))
         return n
+
+    def add_after(self, request: Hashable, delay: float) -> None:
+        """client-go's workqueue AddAfter: `request` is added after `delay` seconds; of several
+        pending times for a request, the earliest wins."""
+        due = self.ctx.clock.now() + delay
+        timer = self._delayed.get(request)
+        if timer is not None and not timer.cancelled and timer.due <= due:
+            return
+        if timer is not None:
+            timer.cancel()
+
+        def fire() -> None:
+            self._delayed.pop(request, None)
+            self.queue.add(request)
+        self._delayed[request] = self.ctx.clock.after(delay, fire)
 
     def forget(self, request: Hashable) -> None:
         """client-go's Forget: the request succeeded (or was dropped); its back-off restarts."""

@@ -58,7 +58,7 @@ from volcanic.controllers.cronjob.timing import (
 )
 from volcanic.controllers.events import controller_manager_recorder
 from volcanic.controllers.runtime import Context, Controller
-from volcanic.kube.clock import Timer, rfc3339
+from volcanic.kube.clock import rfc3339
 from volcanic.kube.errors import AdmissionError, AlreadyExists, InvalidObject, NotFound, StoreError
 from volcanic.kube.informers import Handler
 from volcanic.kube.objects import Obj, clone, meta_of, spec_of, status_of
@@ -104,7 +104,6 @@ class CronJobController(Controller):
         self.jobs = StoreJobs(ctx.store)          # what tests replace, as injection.go's fakes
         self.cronjobs = StoreCronJobs(ctx.store)
         self.now = ctx.clock.now
-        self._timers: dict[Hashable, Timer] = {}
 
     # Event handlers (cronjob_controller_handler.go).
     def handlers(self) -> dict[str, Handler]:
@@ -120,18 +119,8 @@ class CronJobController(Controller):
         of several pending times for a key, the earliest wins)."""
         if delay <= 0:
             self.queue.add(key)
-            return
-        due = self.ctx.clock.now() + delay
-        timer = self._timers.get(key)
-        if timer is not None and not timer.cancelled and timer.due <= due:
-            return
-        if timer is not None:
-            timer.cancel()
-
-        def fire() -> None:
-            self._timers.pop(key, None)
-            self.queue.add(key)
-        self._timers[key] = self.ctx.clock.after(delay, fire)
+        else:
+            self.add_after(key, delay)
 
     def update_cronjob(self, old: Obj, new: Obj) -> None:
         """updateCronJob: a new schedule or time zone is synced at its next activation."""
