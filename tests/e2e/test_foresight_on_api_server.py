@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -31,9 +32,12 @@ def test_why_forecast_and_pending_come_from_the_scheduler(env, up, namespace):
                              f"Position:         1 in queue {q}, which is 1 in the queue order", "Reasons:",
                              f"  1. {reason}"]
         # first runs with no estimate of its end: second (whose 2 pods have none either) waits
-        # past the horizon, and the basis says why.
-        assert lines[5:7] == ["Estimated start:  -", "Basis:            3 pod(s) had no estimate and no queue "
-                              "median: they run until the horizon"]
+        # past the horizon, and the basis says why. The basis counts the whole cluster's pods,
+        # and this API server is shared: earlier tests' pods may still be winding down.
+        assert lines[5] == "Estimated start:  -"
+        basis = re.fullmatch(r"Basis:            (\d+) pod\(s\) had no estimate and no queue median: "
+                             r"they run until the horizon", lines[6])
+        assert basis and int(basis[1]) >= 3, lines[6]
         assert lines[7:] == ["Would start it now:", f"  - raise queue {q}'s capability to cpu 3 (now cpu 1)",
                              "  - submit it to queue default, which has room"]
         rows = json.loads(ok(env, "job", "forecast", "-n", namespace, "-o", "json", extra_env=at(up)))
