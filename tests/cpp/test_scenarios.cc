@@ -28,7 +28,7 @@ constexpr int64_t kNowMs = 1'700'000'000'000;
 // What volcanic.schedule passes to the engine; other kinds are skipped.
 const std::set<std::string> kSchedulerKinds = {"Node", "Pod", "PodGroup", "Queue", "PriorityClass", "Namespace",
                                                "HyperNode", "PodDisruptionBudget", "ResourceQuota",
-                                               "Numatopology"};
+                                               "Numatopology", "QueueBinding"};
 
 const json& Scenarios() {
   static const json all = [] {

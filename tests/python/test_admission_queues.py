@@ -238,7 +238,8 @@ def test_queue_delete_without_children_allows_a_leaf():
 
 
 def test_validators_follow_volcanos_order_and_bind_the_depth_flag():
-    """§3.5: the chain's order is Volcano's; --max-queue-depth reaches the depth rule."""
+    """§3.5: the chain's order is Volcano's (then volcanic's own job-order rule);
+    --max-queue-depth reaches the depth rule."""
     names = [getattr(r, "__name__", "") for r in Q.validators(AdmissionConf(max_queue_depth=2))]
     assert names == ["queue_well_formed", "queue_quantities_valid", "queue_guarantee_within_deserved",
                      "queue_deserved_within_capability", "queue_state_valid", "queue_hierarchy_annotations_valid",
@@ -246,7 +247,8 @@ def test_validators_follow_volcanos_order_and_bind_the_depth_flag():
                      "queue_parent_has_no_allocated_pods", "queue_root_resources_unchanged",
                      "queue_capability_within_ancestors", "queue_siblings_within_parent",
                      "queue_capability_covers_descendants", "queue_children_within_parent",
-                     "queue_delete_protected", "queue_delete_without_children"]
+                     "queue_delete_protected", "queue_delete_without_children",
+                     "queue_job_order_valid"]  # volcanic's own, after Volcano's chain
     depth = Q.validators(AdmissionConf(max_queue_depth=2))[7]
     assert depth(create(queue("q3", parent="q2"), *chain_of(2))) == "queue q3 exceeds the maximum allowed depth of 2"
     assert [r.__name__ for r in Q.mutators(AdmissionConf())] == [

@@ -162,14 +162,17 @@ def usage(c: volcanic.Cluster, name: str = "team-a-binding") -> dict:
 
 
 def test_status_counts_running_pods_and_pending_jobs_per_bound_namespace(cluster):
-    """lab: a 2-pod Job running in team-a, and a PodGroup that cannot fit (Pending); batch is not
-    bound; ml-prod is listed but has nothing. A Job of team-b in lab is not team-a's usage."""
+    """lab: a 2-pod Job running in team-a, a PodGroup enqueued without pods yet (Inqueue: pending)
+    and one too big to enqueue (Pending: not counted); batch is not bound; ml-prod is listed but
+    has nothing. A Job of team-b in lab is not team-a's usage."""
     cluster.apply(binding("team-a-binding", namespaces=["ml-prod"], namespaceSelector={"matchLabels": {"team": "a"}}))
     cluster.apply(binding("b-binding", queue="team-b", namespaces=["lab", "batch"]))
     cluster.apply(job("lab", name="train", replicas=2))
     cluster.apply(job("lab", name="other-queue", queue="team-b"))
+    cluster.apply(podgroup("lab", name="waiting"))
     cluster.apply(podgroup("lab", name="too-big", minResources={"cpu": "64"}))
     cluster.run(5)
+    assert phases(cluster, "lab", "waiting", "too-big") == ["Inqueue", "Pending"]
     assert usage(cluster) == {"lab": {"runningPods": 2, "pendingJobs": 1},
                               "ml-prod": {"runningPods": 0, "pendingJobs": 0}}
     assert usage(cluster, "b-binding") == {"batch": {"runningPods": 0, "pendingJobs": 0},
@@ -187,6 +190,58 @@ def test_status_follows_namespace_labels_and_finished_pods(cluster):
     assert set(usage(cluster)) == {"lab", "batch"}
     cluster.run(1100)  # the pod's 1000 s are over
     assert usage(cluster)["lab"] == {"runningPods": 0, "pendingJobs": 0}
+
+
+# --- Limits, enforced by the scheduler at enqueue -------------------------------------------------
+
+def phases(c: volcanic.Cluster, namespace: str, *groups: str) -> list[str]:
+    return [((c.get("PodGroup", g, namespace) or {}).get("status") or {}).get("phase") for g in groups]
+
+
+def unschedulable(c: volcanic.Cluster, namespace: str, group: str) -> str:
+    conditions = (c.get("PodGroup", group, namespace) or {}).get("status", {}).get("conditions") or []
+    return next(x["message"] for x in conditions if x["type"] == "Unschedulable")
+
+
+def test_max_pending_jobs_holds_the_next_job_pending_naming_the_limit(cluster):
+    """A job enqueued and not yet running counts as pending: with maxPendingJobs 1, a second
+    stays Pending until the first runs (docs/queues.md, QueueBinding limits)."""
+    cluster.apply(binding("team-a-binding", namespaces=["lab"], limits={"maxPendingJobs": 1}))
+    cluster.apply(podgroup("lab", name="first"))  # no pods yet: Inqueue for good
+    cluster.run(1)
+    cluster.apply(podgroup("lab", name="second"))
+    cluster.run(3)
+    assert phases(cluster, "lab", "first", "second") == ["Inqueue", "Pending"]
+    assert unschedulable(cluster, "lab", "second").endswith(
+        "queuebinding: maxPendingJobs 1 of QueueBinding team-a-binding reached: namespace lab has 1 job(s) pending "
+        "in queue team-a")
+    assert usage(cluster) == {"lab": {"runningPods": 0, "pendingJobs": 1}}
+    cluster.delete("PodGroup", "first", "lab")
+    cluster.run(3)
+    assert phases(cluster, "lab", "second") == ["Inqueue"]
+
+
+def test_max_running_pods_caps_allocation_and_holds_a_gang_that_would_pass_it(cluster):
+    cluster.apply(binding("team-a-binding", namespaces=["lab"], limits={"maxRunningPods": 2}))
+    wide = job("lab", name="wide", replicas=3)
+    wide["spec"]["minAvailable"] = 1
+    cluster.apply(wide)
+    cluster.run(5)
+    pods = {p["metadata"]["name"]: p for p in cluster.list("Pod", "lab")}
+    assert sorted(p["status"].get("phase") for p in pods.values()) == ["Pending", "Running", "Running"]
+    waiting = next(p for p in pods.values() if p["status"].get("phase") == "Pending")
+    message = next(c["message"] for c in waiting["status"]["conditions"] if c["type"] == "PodScheduled")
+    assert message == ("queuebinding: maxRunningPods 2 of QueueBinding team-a-binding reached: namespace lab holds "
+                       "2 pod(s) in queue team-a")
+    assert usage(cluster) == {"lab": {"runningPods": 2, "pendingJobs": 0}}
+    cluster.apply(job("lab", name="gang", replicas=2))  # minAvailable 2 does not fit beside 2 under 2
+    cluster.run(3)
+    group = next(pg["metadata"]["name"] for pg in cluster.list("PodGroup", "lab")
+                 if pg["metadata"]["name"].startswith("gang-"))  # Volcano names it <job>-<uid>
+    assert phases(cluster, "lab", group) == ["Pending"]
+    assert "maxRunningPods 2 of QueueBinding team-a-binding: namespace lab holds 2 pod(s) in queue team-a; " \
+           "this job needs 2" in unschedulable(cluster, "lab", group)
+    assert cluster.errors == []
 
 
 # --- Installation ------------------------------------------------------------------------------------

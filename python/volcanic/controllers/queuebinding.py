@@ -1,8 +1,10 @@
 """volcanic's own queuebinding controller: writes each QueueBinding's usage per bound namespace
-(status.namespaces: {namespace: {runningPods, pendingJobs}}), the counts its limits are checked
-against: the Running pods of the queue's PodGroups in the namespace, and the queue's PodGroups
-(jobs) there that are still Pending. A bound namespace is one the binding lists, or an existing
-Namespace whose labels match its selector; each has an entry, zero or not."""
+(status.namespaces: {namespace: {runningPods, pendingJobs}}), what its limits count (the
+scheduler enforces them: src/volcanic/framework/queue_binding_limits.h): the pods of the queue's
+PodGroups in the namespace that are bound to a node and not finished, and the queue's PodGroups
+(jobs) there that are enqueued and not yet running (Inqueue). A bound namespace is one the
+binding lists, or an existing Namespace whose labels match its selector; each has an entry, zero
+or not."""
 
 from __future__ import annotations
 
@@ -55,6 +57,11 @@ def bindings_of(lister: Any, queue: str) -> list[Obj]:
     return sorted(found, key=binding_name)
 
 
+def _holds_resources(pod: Obj) -> bool:
+    """Bound to a node and not finished: what a binding's maxRunningPods counts."""
+    return bool(spec_of(pod).get("nodeName")) and status_of(pod).get("phase") not in ("Succeeded", "Failed")
+
+
 def queue_of(o: Obj) -> object:
     return spec_of(o).get("queue")
 
@@ -94,7 +101,7 @@ class QueueBindingController(Controller):
                 self._enqueue_queue(queue_of(pg))
 
     def _pod_updated(self, old: Obj, new: Obj) -> None:
-        if status_of(old).get("phase") != status_of(new).get("phase"):  # only the phase is counted
+        if _holds_resources(old) != _holds_resources(new):
             self._pod_changed(new)
 
     def _namespace_changed(self, namespace: Obj) -> None:
@@ -115,9 +122,9 @@ class QueueBindingController(Controller):
     def usage(self, queue: object, namespace: str) -> dict[str, int]:
         groups = {meta_of(pg)["name"]: pg for pg in self.ctx.lister.list("PodGroup", namespace) or ()
                   if queue_of(pg) == queue}
-        pending = sum(1 for pg in groups.values() if status_of(pg).get("phase") == "Pending")
+        pending = sum(1 for pg in groups.values() if status_of(pg).get("phase") == "Inqueue")
         running = sum(1 for pod in self.ctx.lister.list("Pod", namespace) or ()
-                      if annotation(pod, GROUP_NAME) in groups and status_of(pod).get("phase") == "Running")
+                      if annotation(pod, GROUP_NAME) in groups and _holds_resources(pod))
         return {"runningPods": running, "pendingJobs": pending}
 
     def process(self, request: Hashable) -> None:

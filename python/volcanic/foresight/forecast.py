@@ -40,7 +40,8 @@ SIM_DURATION = "volcanic/sim-duration"
 HORIZON = 30 * 86400.0  # how far a forecast looks ahead: beyond it, a job has no estimate
 # The kinds placement depends on; everything else (Jobs, Commands, Events, ...) stays out.
 FORKED_KINDS = ("Namespace", "Node", "Queue", "PriorityClass", "HyperNode", "Numatopology", "Job", "PodGroup", "Pod",
-                "PodDisruptionBudget", "ResourceQuota", "PersistentVolume", "PersistentVolumeClaim", "StorageClass")
+                "PodDisruptionBudget", "ResourceQuota", "QueueBinding", "PersistentVolume", "PersistentVolumeClaim",
+                "StorageClass")
 TERMINAL = ("Succeeded", "Failed")
 
 

@@ -15,7 +15,7 @@ from volcanic.scheduler.plugins import load_entry_point_plugins, plugin_names_in
 # The kinds the engine reads; others are skipped by schedule().
 SCHEDULER_KINDS = frozenset({"Node", "Pod", "PodGroup", "Queue", "PriorityClass", "Namespace", "PersistentVolume",
                              "PersistentVolumeClaim", "StorageClass", "HyperNode", "PodDisruptionBudget",
-                             "ResourceQuota", "Numatopology"})
+                             "ResourceQuota", "Numatopology", "QueueBinding"})
 # Volcano's feature gate (pkg/features/volcano_features.go) behind Decisions.ungate, and the
 # scheduling gate (and opt-in annotation) it lifts.
 QUEUE_ALLOCATION_FEATURE = "SchedulingGatesQueueAdmission"

@@ -39,8 +39,8 @@ class AllocateAction : public Action {
     bool enqueue_configured = ssn.conf().HasAction("enqueue");
     for (const auto& [key, job] : ssn.jobs()) {
       if (job->IsPending()) {
-        if (enqueue_configured) continue;
-        job->SetPhase("Inqueue");
+        if (enqueue_configured || !ssn.QueueBindingsAdmit(*job)) continue;
+        ssn.SetInqueue(*job);
       }
       // No pending task: nothing to place (the checks below would agree, at a cost per job).
       if (job->Count(Mask(TaskStatus::kPending)) == 0) continue;

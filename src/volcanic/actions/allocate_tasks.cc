@@ -35,8 +35,9 @@ std::optional<Statement> AllocateTasks(Session& ssn, const QueueInfo& q, JobInfo
   while (!tasks.Empty()) {
     TaskInfo* task = tasks.Pop();
     if (!ssn.Allocatable(q, *task)) {
-      ssn.NoteSkipped(*task, absl::StrCat("Queue <", q.name, "> is overused when considering task <", task->name,
-                                          ">, ignore it."));
+      ssn.NoteSkipped(*task, ssn.QueueBindingRefusal(*task).value_or(absl::StrCat(
+                                 "Queue <", q.name, "> is overused when considering task <", task->name,
+                                 ">, ignore it.")));
       continue;
     }
     if (task->gated) {

@@ -1,6 +1,7 @@
 // enqueue (reference §4.3, research §5.3): Pending jobs become Inqueue, one
 // try per job per session, queue by queue in round-robin, while the
-// JobEnqueueable vote permits (always, for a job without minResources).
+// JobEnqueueable vote permits (always, for a job without minResources), and
+// the queue's QueueBindings admit it (volcanic's own; queue_binding_limits.h).
 #include "absl/container/btree_map.h"
 #include "volcanic/actions/actions.h"
 #include "volcanic/framework/heap.h"
@@ -29,9 +30,11 @@ class EnqueueAction : public Action {
       auto& pending = jobs.at(q->name);
       if (pending.Empty()) continue;
       JobInfo* job = pending.Pop();
-      if (!job->min_resources || ssn.JobEnqueueable(*job)) {
+      if (!ssn.QueueBindingsAdmit(*job)) {
+        // explained: the binding or limit is named
+      } else if (!job->min_resources || ssn.JobEnqueueable(*job)) {
         ssn.JobEnqueued(*job);
-        job->SetPhase("Inqueue");
+        ssn.SetInqueue(*job);
       } else if (!ssn.Explained(*job)) {
         ssn.Explain(*job, "not enqueued: a plugin's JobEnqueueable vote refused it");
       }

@@ -607,6 +607,7 @@ absl::StatusOr<QueueInfo> ParseQueue(const json& obj) {
   q.creation_ms = m.creation_ms;
   if (auto h = m.annotations.find(kHierarchyKey); h != m.annotations.end()) q.hierarchy = h->second;
   if (auto w = m.annotations.find(kHierarchyWeightsKey); w != m.annotations.end()) q.hierarchy_weights = w->second;
+  ASSIGN_OR_RETURN(q.job_order, ParseQueueJobOrder(m.annotations, f));
   ASSIGN_OR_RETURN(const json* spec, f.Find(obj, "spec", ""));
   if (spec) {
     ASSIGN_OR_RETURN(auto weight, f.Int(*spec, "weight", "spec"));

@@ -12,6 +12,7 @@
 // vGPU resources fit).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -128,5 +129,19 @@ class Resource {
   Dims v_;
   int64_t fill_ = 0;
 };
+
+// Volcano's helpers.Share: l/r, or 0/1 when r is 0.
+inline double Share(int64_t l, int64_t r) {
+  if (r == 0) return l == 0 ? 0.0 : 1.0;
+  return static_cast<double>(l) / static_cast<double>(r);
+}
+
+// max over the dimensions `of` has (> 0) of Share(allocated, of).
+inline double DominantShare(const Resource& allocated, const Resource& of) {
+  double share = 0;
+  for (int i = 0; i < of.Size(); ++i)
+    if (of.Get(i) > 0) share = std::max(share, Share(allocated.Get(i), of.Get(i)));
+  return share;
+}
 
 }  // namespace volcanic

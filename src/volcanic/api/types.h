@@ -16,6 +16,7 @@
 
 #include "absl/container/btree_map.h"
 #include "nlohmann/json.hpp"
+#include "volcanic/api/job_order.h"
 #include "volcanic/api/namespace_policy.h"
 #include "volcanic/api/placement.h"
 #include "volcanic/api/queue_sums.h"
@@ -46,6 +47,8 @@ const char* StatusName(TaskStatus s);  // "Pending", "Allocated", ...
 inline constexpr uint16_t Mask(TaskStatus s) { return static_cast<uint16_t>(s); }
 inline constexpr uint16_t kAllocatedMask = Mask(TaskStatus::kBound) | Mask(TaskStatus::kBinding) |
                                            Mask(TaskStatus::kRunning) | Mask(TaskStatus::kAllocated);
+// Tasks that hold (or, pipelined, are about to hold) a node's resources.
+inline constexpr uint16_t kHoldingMask = kAllocatedMask | Mask(TaskStatus::kPipelined);
 inline constexpr uint16_t kCompletedMask = Mask(TaskStatus::kSucceeded) | Mask(TaskStatus::kFailed);
 inline constexpr uint16_t kScheduledMask = Mask(TaskStatus::kRunning) | Mask(TaskStatus::kBound) |
                                            Mask(TaskStatus::kFailed) | Mask(TaskStatus::kSucceeded);
@@ -292,6 +295,7 @@ struct QueueInfo {
   // volcano.sh/hierarchy-weights ("1/2/8"), read by drf's HDRF; "" if unset.
   std::string hierarchy, hierarchy_weights;
   std::optional<QueueAffinity> affinity;  // nullopt: no spec.affinity
+  QueueJobOrder job_order;                // volcanic's per-queue job order (api/job_order.h)
   bool IsOpen() const { return state == "Open"; }
 };
 

@@ -104,6 +104,11 @@ absl::StatusOr<Cache::Change> Cache::Upsert(const json& obj) {
     std::string key = q.ns + "/" + q.name;
     return Replace(resource_quotas_, key, std::move(q));
   }
+  if (kind == "QueueBinding") {
+    ASSIGN_OR_RETURN(QueueBinding b, ParseQueueBinding(obj));
+    std::string name = b.name;
+    return Replace(queue_bindings_, name, std::move(b));
+  }
   if (kind == "PriorityClass") {
     ASSIGN_OR_RETURN(PriorityClassInfo pc, ParsePriorityClass(obj));
     priority_classes_[pc.name] = std::move(pc);
@@ -369,6 +374,8 @@ absl::Status Cache::Delete(const std::string& kind, const std::string& name, con
     disruption_budgets_.erase(key);
   } else if (kind == "ResourceQuota") {
     resource_quotas_.erase(key);
+  } else if (kind == "QueueBinding") {
+    queue_bindings_.erase(name);
   } else if (kind == "Numatopology") {
     numa_nodes_.erase(name);
   } else if (kind == "Namespace") {

@@ -21,6 +21,7 @@
 #include "volcanic/api/namespace_policy.h"
 #include "volcanic/api/numa.h"
 #include "volcanic/api/parse.h"
+#include "volcanic/api/queue_binding.h"
 #include "volcanic/api/types.h"
 #include "volcanic/cache/hypernode_tree.h"
 
@@ -63,6 +64,9 @@ class Cache {
   // are adjacent), for the pdb and resourcequota plugins.
   const absl::btree_map<std::string, DisruptionBudget>& disruption_budgets() const { return disruption_budgets_; }
   const absl::btree_map<std::string, QuotaStatus>& resource_quotas() const { return resource_quotas_; }
+  // QueueBindings by name (api/queue_binding.h), whose limits sessions keep
+  // (framework/queue_binding_limits.h).
+  const absl::btree_map<std::string, QueueBinding>& queue_bindings() const { return queue_bindings_; }
   // NUMA layouts by node name (Numatopology objects; api/numa.h), which the
   // numa-aware plugin refreshes at session open and assigns CPUs of at close.
   absl::btree_map<std::string, NumaNode>& numa_nodes() { return numa_nodes_; }
@@ -146,6 +150,7 @@ class Cache {
   absl::btree_map<std::string, QueueInfo> queues_;
   absl::flat_hash_map<std::string, PriorityClassInfo> priority_classes_;
   absl::btree_map<std::string, DisruptionBudget> disruption_budgets_;
+  absl::btree_map<std::string, QueueBinding> queue_bindings_;
   absl::btree_map<std::string, QuotaStatus> resource_quotas_;
   absl::btree_map<std::string, NumaNode> numa_nodes_;
   std::map<std::string, std::optional<int64_t>> last_run_ms_;  // std::map: references stay valid

@@ -72,6 +72,8 @@ absl::Status Session::Open() {
     open_phases_.push_back(job->phase);
   }
   ResolvePriorities();
+  binding_limits_.emplace(cache_, jobs_);
+  job_orders_.emplace(queues_, jobs_, total_resource_, opts_.now_ms, [this](int64_t ms) { WakeAt(ms); });
   if (metrics()) CountWorkloads();
 
   for (size_t ti = 0; ti < conf_.tiers.size(); ++ti) {
@@ -203,13 +205,9 @@ const QueueInfo* Session::FindQueue(const std::string& name) const {
 
 // Combined extension points.
 bool Session::JobOrder(const JobInfo& l, const JobInfo& r) const {
+  if (std::optional<bool> first = job_orders_->First(l, r)) return *first;
   if (int c = FirstNonZero(job_order_, l, r)) return c < 0;
-  // Volcano goes from creation time to UID; creation times are whole seconds,
-  // so volcanic puts the cache's arrival order between: first come, first
-  // served (docs/scheduler.md).
-  if (l.creation_ms != r.creation_ms) return l.creation_ms < r.creation_ms;
-  if (l.arrival != r.arrival) return l.arrival < r.arrival;
-  return l.key < r.key;
+  return ArrivedBefore(l, r);
 }
 
 bool Session::QueueOrder(const QueueInfo& l, const QueueInfo& r) const {
@@ -240,8 +238,26 @@ void Session::JobEnqueued(const JobInfo& job) const {
     for (const auto& fn : tier) fn(job);
 }
 
+bool Session::QueueBindingsAdmit(const JobInfo& job) const {
+  std::optional<std::string> refusal = binding_limits_->EnqueueRefusal(job);
+  if (refusal) Explain(job, std::move(*refusal));
+  return !refusal;
+}
+
+void Session::SetInqueue(JobInfo& job) {
+  binding_limits_->Enqueued(job);
+  job.SetPhase("Inqueue");
+}
+
 bool Session::Overused(const QueueInfo& q) const { return AnyTrue(overused_, q); }
-bool Session::Allocatable(const QueueInfo& q, const TaskInfo& t) const { return AllTrue(allocatable_, q, t); }
+
+bool Session::Allocatable(const QueueInfo& q, const TaskInfo& t) const {
+  return !binding_limits_->AllocateRefusal(t) && AllTrue(allocatable_, q, t);
+}
+
+std::optional<std::string> Session::QueueBindingRefusal(const TaskInfo& t) const {
+  return binding_limits_->AllocateRefusal(t);
+}
 bool Session::Preemptive(const QueueInfo& q, const TaskInfo& t) const { return AllTrue(preemptive_, q, t); }
 
 bool Session::VictimQueueOrder(const QueueInfo& l, const QueueInfo& r, const QueueInfo& preemptor) const {
@@ -394,6 +410,7 @@ absl::Status Session::Place(TaskInfo* t, NodeInfo* n, TaskStatus s, bool refusab
   Reserve(t, *n);
   PlaceTask(t, n, s);
   touched_.push_back(t);
+  TaskMoved(*t, before);
   refusable_ = refusable;
   Notify(on_allocate_, *t);
   refusable_ = false;
@@ -408,8 +425,10 @@ absl::Status Session::Place(TaskInfo* t, NodeInfo* n, TaskStatus s, bool refusab
 
 void Session::EvictTask(TaskInfo* t) {
   KeepAllocatedAtOpen(*t);
-  evicted_.emplace_back(t, t->status);
+  TaskStatus before = t->status;
+  evicted_.emplace_back(t, before);
   SetTaskStatus(t, TaskStatus::kReleasing);
+  TaskMoved(*t, before);
   Notify(on_deallocate_, *t);
 }
 
@@ -420,11 +439,18 @@ void Session::RestoreTask(TaskInfo* t, TaskStatus s, NodeInfo* n) {
 
 void Session::Unplace(TaskInfo* t, TaskStatus s, NodeInfo* n) {
   KeepAllocatedAtOpen(*t);
-  bool was_allocated = t->status != TaskStatus::kReleasing;
+  TaskStatus before = t->status;
+  bool was_allocated = before != TaskStatus::kReleasing;
   PlaceTask(t, n, s);
   if (!n) Unreserve(t);
+  TaskMoved(*t, before);
   // Undoing an allocation frees; undoing an eviction takes back.
   Notify(was_allocated ? on_deallocate_ : on_allocate_, *t);
+}
+
+void Session::TaskMoved(const TaskInfo& t, TaskStatus before) {
+  binding_limits_->StatusChanged(t, before);
+  job_orders_->StatusChanged(t, before);
 }
 
 void Session::Bind(TaskInfo* t) {

@@ -31,6 +31,8 @@
 #include "volcanic/framework/extension_points.h"
 #include "volcanic/framework/plugin.h"
 #include "volcanic/framework/plugin_handle.h"
+#include "volcanic/framework/queue_binding_limits.h"
+#include "volcanic/framework/queue_job_order.h"
 #include "volcanic/framework/registry.h"
 #include "volcanic/framework/tiers.h"
 #include "volcanic/framework/topology.h"
@@ -105,7 +107,8 @@ class Session {
   const absl::Status& failure() const { return failure_; }
 
   // Combined extension points (tiers.h rules; orders fall back to Volcano's
-  // creation-time / UID / pod-index rules so they are total).
+  // creation-time / UID / pod-index rules so they are total). Jobs of one
+  // queue with a job order of its own go by it instead (queue_job_order.h).
   bool JobOrder(const JobInfo& l, const JobInfo& r) const;  // l goes first
   bool TaskOrder(const TaskInfo& l, const TaskInfo& r) const;
   bool QueueOrder(const QueueInfo& l, const QueueInfo& r) const;
@@ -116,8 +119,17 @@ class Session {
   bool JobStarving(const JobInfo& job) const;
   bool JobEnqueueable(const JobInfo& job) const;
   void JobEnqueued(const JobInfo& job) const;
+  // Whether the job's queue's QueueBindings let it be enqueued now
+  // (queue_binding_limits.h); a refusal is explained. Any job, with
+  // minResources or not: the bindings are the cluster's rule, not a plugin's.
+  bool QueueBindingsAdmit(const JobInfo& job) const;
+  // Pending -> Inqueue, counted against its QueueBindings' limits.
+  void SetInqueue(JobInfo& job);
   bool Overused(const QueueInfo& q) const;
+  // The QueueBindings' maxRunningPods, then the plugins' vote.
   bool Allocatable(const QueueInfo& q, const TaskInfo& t) const;
+  // Why the task's QueueBindings refuse it resources now, or nullopt.
+  std::optional<std::string> QueueBindingRefusal(const TaskInfo& t) const;
   // Whether the queue may take resources from others for the task (reclaim).
   bool Preemptive(const QueueInfo& q, const TaskInfo& t) const;
   // Victims of queue l go before those of queue r when a task of queue
@@ -250,6 +262,9 @@ class Session {
   absl::Status Place(TaskInfo* t, NodeInfo* n, TaskStatus s, bool refusable);
   // Puts the task back to status s on node n (nullptr: off any node), telling the handlers.
   void Unplace(TaskInfo* t, TaskStatus s, NodeInfo* n);
+  // A task's status changed from `before`: the accounts kept beside the plugins
+  // (QueueBinding limits, per-queue job orders) follow.
+  void TaskMoved(const TaskInfo& t, TaskStatus before);
   template <typename F>
   TieredRefs<F> Collect(F PluginSlot::*field, const char* flag) const;
   void CollectCallbacks();
@@ -293,6 +308,8 @@ class Session {
   bool answers_outlive_session_ = true;
   std::unique_ptr<NodeSearch> node_search_;
   std::unique_ptr<SessionTopology> topology_;
+  std::optional<QueueBindingLimits> binding_limits_;  // from Open
+  std::optional<QueueJobOrders> job_orders_;          // from Open
   struct JobFits {
     absl::btree_map<std::string, FitErrors> by_task;     // task key -> errors
     std::map<std::string, std::string> first_by_role;  // role -> first failing task key

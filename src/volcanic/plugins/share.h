@@ -1,4 +1,5 @@
-// Dominant-resource share helpers shared by drf and proportion.
+// Quota helpers shared by drf, proportion and capacity (Share and
+// DominantShare are in api/resource.h).
 #pragma once
 
 #include <string>
@@ -6,20 +7,6 @@
 #include "volcanic/api/resource.h"
 
 namespace volcanic {
-
-// Volcano's helpers.Share: l/r, or 0/1 when r is 0.
-inline double Share(int64_t l, int64_t r) {
-  if (r == 0) return l == 0 ? 0.0 : 1.0;
-  return static_cast<double>(l) / static_cast<double>(r);
-}
-
-// max over the dimensions `of` has (> 0) of Share(allocated, of).
-inline double DominantShare(const Resource& allocated, const Resource& of) {
-  double share = 0;
-  for (int i = 0; i < of.Size(); ++i)
-    if (of.Get(i) > 0) share = std::max(share, Share(allocated.Get(i), of.Get(i)));
-  return share;
-}
 
 // The first dimension `req` asks for (> 0, `pods` aside) on which `used`
 // exceeds `limit`; -1 when none does.

@@ -32,6 +32,7 @@ RULES: dict[str, list[Obj]] = {
         _rule(["policy"], ["poddisruptionbudgets"], READ),
         _rule(["scheduling.k8s.io"], ["priorityclasses"], READ), _rule([SCHEDULING], ["podgroups", "queues"], READ),
         _rule([TOPOLOGY], ["hypernodes"], READ), _rule([NODEINFO], ["numatopologies"], READ),
+        _rule([VOLCANIC], ["queuebindings"], READ),  # their limits are enforced at enqueue
         _rule([SCHEDULING], ["podgroups"], ["update", "patch"]),
         _rule([SCHEDULING], ["queues/status"], ["update", "patch"]), LEASES, EVENTS],
     # job, PodGroup, queue, GC and hyperNode controllers, job plugins (svc, ssh, PVCs), Commands;
