@@ -165,6 +165,19 @@ TEST_CASE("an upsert reports whether the scheduler's view changed") {
   REQUIRE(upsert(queue) == Cache::Change::kUnchanged);
   queue["spec"]["weight"] = 3;
   REQUIRE(upsert(queue) == Cache::Change::kChanged);
+  queue["metadata"]["annotations"] = {{"scheduling.volcanic.dev/job-order", "fifo"}};  // a job order of its own
+  REQUIRE(upsert(queue) == Cache::Change::kChanged);
+  REQUIRE(c.FindQueue("q")->job_order.policy == JobOrderPolicy::kFifo);
+
+  json binding = {{"kind", "QueueBinding"},
+                  {"metadata", {{"name", "b"}}},
+                  {"spec", {{"queue", "q"}, {"namespaces", {"ns"}}}}};
+  REQUIRE(upsert(binding) == Cache::Change::kChanged);
+  binding["status"] = {{"namespaces", {{"ns", {{"runningPods", 1}}}}}};  // the controller's usage
+  REQUIRE(upsert(binding) == Cache::Change::kUnchanged);
+  binding["spec"]["limits"] = {{"maxPendingJobs", 2}};
+  REQUIRE(upsert(binding) == Cache::Change::kChanged);
+  REQUIRE(c.queue_bindings().at("b").max_pending_jobs == 2);
 
   json node = Node("n1", "4", "8Gi");
   node["status"]["conditions"] = json::array({{{"type", "MemoryPressure"}, {"status", "False"}}});

@@ -30,16 +30,19 @@ def job(name: str, queue: str, priority_class: str) -> dict:
                                       "restartPolicy": "Never"}}}]}}
 
 
-def first_to_run(order: str | None) -> str:
-    """Two 1-CPU jobs on a 1-CPU node, the low-priority one submitted first: which runs?"""
+def first_to_run(order: str | None, annotated_later: bool = False) -> str:
+    """Two 1-CPU jobs on a 1-CPU node, the low-priority one submitted first: which runs? With
+    `annotated_later`, the order is set on the open queue (a change the scheduler must see)."""
     c = volcanic.Cluster()
     c.apply({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
              "status": {"allocatable": {"cpu": "1", "memory": "8Gi", "pods": "110"}}})
     for name, value in (("low", 1), ("high", 100)):
         c.apply({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
                  "value": value})
-    c.apply(queue("q", **({ORDER: order} if order else {})))
+    c.apply(queue("q", **({ORDER: order} if order and not annotated_later else {})))
     c.run(1)
+    if annotated_later:
+        c.apply(queue("q", **{ORDER: order}))
     c.apply(job("early-low", "q", "low"))
     c.apply(job("late-high", "q", "high"))
     c.run(10)
@@ -52,6 +55,7 @@ def test_fifo_runs_the_earlier_job_where_the_tiers_run_the_higher_priority():
     assert first_to_run(None) == "late-high"  # Volcano's default tiers: the priority plugin first
     assert first_to_run("fifo") == "early-low"
     assert first_to_run("priority") == "late-high"
+    assert first_to_run("fifo", annotated_later=True) == "early-low"
 
 
 @pytest.mark.parametrize("annotations, message", [

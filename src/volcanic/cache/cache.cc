@@ -54,7 +54,7 @@ bool SameView(const QueueInfo& a, const QueueInfo& b) {
          a.weight == b.weight && a.priority == b.priority && a.capability == b.capability &&
          a.deserved == b.deserved && a.guarantee == b.guarantee && a.reclaimable == b.reclaimable &&
          a.state == b.state && a.creation_ms == b.creation_ms && a.hierarchy == b.hierarchy &&
-         a.hierarchy_weights == b.hierarchy_weights && a.affinity == b.affinity;
+         a.hierarchy_weights == b.hierarchy_weights && a.affinity == b.affinity && a.job_order == b.job_order;
 }
 
 bool SameView(const NodeInfo& a, const NodeInfo& b) {
