@@ -1,8 +1,8 @@
 """JobFlows and JobTemplates on a real API server with `volcanic up` (docs/workflows.md): the CRDs
 `volcanic install` applies (Volcano's config/crd/jobflow/bases/), Volcano's example/jobflow
 (JobTemplate.yaml, then JobFlow.yaml: a -> b -> {c, d} -> e) run to Succeed by the
-jobflow-controller in dependency order, the /jobflows/validate webhook refusing a cycle and an
-undefined target, and vcctl and kubectl showing them."""
+jobflow-controller in dependency order and counted in /metrics, the /jobflows/validate webhook
+refusing a cycle and an undefined target, and vcctl and kubectl showing them."""
 
 from __future__ import annotations
 
@@ -68,6 +68,8 @@ def test_volcanos_example_runs_to_succeed_in_dependency_order(env, up, namespace
     assert started["a"] < started["b"] < min(started["c"], started["d"])
     assert max(started["c"], started["d"]) < started["e"] and abs(started["c"] - started["d"]) <= 1
     assert status(env, "test", namespace)["completedJobs"] == [f"test-{f}" for f in FLOWS]
+    # state/running.go counts the success in Volcano's counter, per namespace, once (docs/metrics.md).
+    assert up.metric("volcano_jobflow_succeed_phase_count", f'jobflow_namespace="{namespace}"') == 1
     assert env.wait(lambda: env.store.list("Job", namespace) == [], timeout=30), env.store.list("Job", namespace)
     table = env.kubectl("get", "jf", "test", "-n", namespace).stdout.split()
     assert table[:3] == ["NAME", "STATUS", "AGE"] and table[3:5] == ["test", "Succeed"]

@@ -52,8 +52,8 @@ def example_jobflow(policy: str = "delete", name: str = "test") -> str:
                            "spec": {"jobRetainPolicy": policy, "flows": flows}})
 
 
-def cluster() -> volcanic.Cluster:
-    c = volcanic.Cluster()
+def cluster(metrics: bool = False) -> volcanic.Cluster:
+    c = volcanic.Cluster(metrics=metrics)
     c.apply({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
              "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
     return c

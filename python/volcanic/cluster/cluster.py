@@ -95,7 +95,7 @@ class Cluster:
         """feature_gates: the names of Volcano's feature gates that are on, as `--feature-gates`
         gives them to Volcano's webhook and scheduler: for Volcano's admission chain (unless
         `admission` replaces it) and for the scheduler (volcanic.Scheduler's feature_gates).
-        metrics: collect Volcano's scheduler and queue metrics, read with metrics() (each
+        metrics: collect Volcano's scheduler and controller metrics, read with metrics() (each
         session then reports them, which a long replay would rather not pay for).
         start: the Unix time the virtual clock starts at (default 2024-01-01T00:00:00Z), e.g.
         the `now` of a state to restore()."""
@@ -125,9 +125,9 @@ class Cluster:
         if metrics:
             from prometheus_client import CollectorRegistry
 
-            from volcanic.controllers.metrics import QueueMetrics
+            from volcanic.controllers.metrics import controller_metrics
             self._metrics = CollectorRegistry()
-            extra["queue_metrics"] = QueueMetrics(self._metrics)
+            extra.update(controller_metrics(self._metrics))
         ctx = Context(store=self.api, lister=self.informers, clock=self._clock,
                       scheduler_names=(SCHEDULER_NAME,), extra=extra)
         self.scheduler = SchedulerLoop(self.api, self.informers, self._clock, _load_conf(conf), schedule_period,
@@ -141,7 +141,7 @@ class Cluster:
         self._runner = Runner(self.informers, controllers, self._clock)
 
     def metrics(self) -> str:
-        """Volcano's scheduler and queue metrics in Prometheus' text format, what `volcanic
+        """Volcano's scheduler and controller metrics in Prometheus' text format, what `volcanic
         scheduler` and `controller-manager` serve at /metrics (a Cluster(metrics=True))."""
         if self._metrics is None:
             raise ValueError("metrics: this cluster collects none; make it with Cluster(metrics=True)")

@@ -51,7 +51,7 @@ from volcanic.controllers.hypernode import HyperNodeController
 from volcanic.controllers.hypernode.config import configmap_location
 from volcanic.controllers.jobflow import JobFlowController, JobTemplateController
 from volcanic.controllers.manager import volcano_controllers
-from volcanic.controllers.metrics import QueueMetrics
+from volcanic.controllers.metrics import controller_metrics
 from volcanic.controllers.queuebinding import QueueBindingController
 from volcanic.controllers.runtime import INDEXES, Context, Runner
 from volcanic.kube.errors import StoreError
@@ -249,7 +249,7 @@ class ControllerManager:
         self.clock.on_timer = self.source.feed.wake
         registry = registry or CollectorRegistry()
         ctx = Context(store=store, lister=self.informers, clock=self.clock, scheduler_names=scheduler_names,
-                      extra={"event_sink": BackgroundEvents(store), "queue_metrics": QueueMetrics(registry)})
+                      extra={"event_sink": BackgroundEvents(store), **controller_metrics(registry)})
         controllers = [c for c in volcano_controllers(ctx) if enabled(c.name)]
         for c in controllers:
             if hasattr(c, "inherit_owner_annotations"):

@@ -11,7 +11,8 @@ A sync of a JobFlow (syncJobFlow), unless it is Failed or Terminating:
   JobTemplate `<flow>` of the JobFlow's namespace, volcanic.controllers.jobflow.naming) once
   every dependsOn target's Job is Completed (a flow without targets at once), with a Normal
   Event Created; then the status is written (volcanic.controllers.jobflow.status), with the
-  phase the JobFlow's state gives it.
+  phase the JobFlow's state gives it; a Running JobFlow made Succeed and a Pending one made
+  Failed are counted in Context.extra["jobflow_metrics"] (volcanic.controllers.metrics).
 What the Job's pods, PodGroup and phase become is the job controller's, as for any Job.
 
 Failures (a missing JobTemplate, a Job refused by admission, a conflict on the status, an
@@ -156,6 +157,16 @@ class JobFlowController(Controller):
         status["state"]["phase"] = flow_state.next_phase(jobflow, status)
         if status != status_of(jobflow):  # the API server would not store an unchanged status either
             self.ctx.store.update_status(dict(jobflow, status=status))
+            self.count_outcome(jobflow, status["state"]["phase"])
+
+    def count_outcome(self, jobflow: Obj, phase: str) -> None:
+        """UpdateJobFlowSucceed / UpdateJobFlowFailed, once the status write that makes the move
+        has landed. Volcano counts when the phase is decided, before writing, so a write that
+        conflicts (a sync on a stale cache) and is retried counts twice there; here a stale
+        write conflicts and counts nothing: each move is counted once."""
+        metrics = self.ctx.extra.get("jobflow_metrics")
+        if metrics is not None and (flow_state.phase_of(jobflow), phase) in flow_state.COUNTED:
+            metrics.count(meta_of(jobflow)["namespace"], phase)
 
     def deploy_jobs(self, jobflow: Obj) -> None:
         """deployJob: each flow's Job, in the order of the flows, once its targets completed."""

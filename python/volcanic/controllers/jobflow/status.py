@@ -23,6 +23,10 @@ terminated, else Pending; of a Running one, Succeed once as many Jobs completed 
 flows, Failed once one failed (a terminated Job does not fail it there); a Succeed one keeps
 its phase. Failed and Terminating JobFlows are not synced at all (Volcano never sets
 Terminating).
+
+Counted outcomes (state/metrics.go, called from state/running.go and state/pending.go): a sync
+that makes a Running JobFlow Succeed counts a success, one that makes a Pending (or phase-less)
+JobFlow Failed counts a failure; a Running JobFlow made Failed is not counted, as in Volcano.
 """
 
 from __future__ import annotations
@@ -140,6 +144,10 @@ def _after_succeed(status: Obj, flows: int, phase: str) -> str:
 # The phases a sync runs from, and what it makes of the new status (state/*.go).
 SYNCED: dict[str, Callable[[Obj, int, str], str]] = {
     "": _after_pending, PENDING: _after_pending, RUNNING: _after_running, SUCCEED: _after_succeed}
+
+
+# The (phase synced from, phase it becomes) moves Volcano counts, in the counter of the latter.
+COUNTED = frozenset({(RUNNING, SUCCEED), ("", FAILED), (PENDING, FAILED)})
 
 
 def phase_of(jobflow: Obj) -> str:
