@@ -145,18 +145,23 @@ def test_a_jobflow_applied_before_its_templates_starts_when_they_come():
     assert c.errors == []
 
 
-def test_a_failing_job_fails_the_flow():
-    """A Job that fails (its pod exits 1 with restartPolicy Never, each failure restarts the Job
-    until maxRetry is used up) fails the Running flow; the flows after it never start."""
-    c = cluster()
+def run_with_b_failing(c: volcanic.Cluster, max_retry: int) -> None:
+    """Volcano's example (retain) with b's pod exiting 1 (restartPolicy Never, each failure
+    restarting the Job until maxRetry is used up), run until the flow is Failed."""
     templates = list(yaml.safe_load_all(example_templates("2s")))
     b = templates[1]["spec"]
     b["tasks"][0]["template"]["metadata"]["annotations"]["volcanic/sim-exit-code"] = "1"
     b["tasks"][0]["template"]["spec"]["restartPolicy"] = "Never"
-    b["policies"], b["maxRetry"] = [{"event": "PodFailed", "action": "RestartJob"}], 2
+    b["policies"], b["maxRetry"] = [{"event": "PodFailed", "action": "RestartJob"}], max_retry
     c.apply(templates)
     c.apply(example_jobflow("retain"))
     run_until(c, lambda: phase(c) == "Failed")
+
+
+def test_a_failing_job_fails_the_flow():
+    """A Job that fails fails the Running flow; the flows after it never start."""
+    c = cluster()
+    run_with_b_failing(c, max_retry=2)
     status = c.get("JobFlow", "test")["status"]
     assert status["completedJobs"] == ["test-a"] and status["failedJobs"] == ["test-b"]
     assert status["jobStatusList"][1]["restartCount"] == 2

@@ -12,7 +12,7 @@ from prometheus_client import CollectorRegistry
 import yaml
 
 from job_helpers import command
-from test_jobflow_cluster import cluster, example_jobflow, example_templates, phase, run_until
+from test_jobflow_cluster import cluster, example_jobflow, example_templates, phase, run_until, run_with_b_failing
 from test_jobflow_controller import Flows, jobflow, template
 from volcanic.controllers.metrics import JobFlowMetrics
 
@@ -58,14 +58,7 @@ def test_a_failure_of_a_running_flow_is_not_counted():
     """state/running.go makes a Running JobFlow Failed when a Job failed without calling
     UpdateJobFlowFailed: the flow of b failing after a completed is Failed, and no count."""
     c = cluster(metrics=True)
-    templates = list(yaml.safe_load_all(example_templates("2s")))
-    b = templates[1]["spec"]
-    b["tasks"][0]["template"]["metadata"]["annotations"]["volcanic/sim-exit-code"] = "1"
-    b["tasks"][0]["template"]["spec"]["restartPolicy"] = "Never"
-    b["policies"], b["maxRetry"] = [{"event": "PodFailed", "action": "RestartJob"}], 1
-    c.apply(templates)
-    c.apply(example_jobflow("retain"))
-    run_until(c, lambda: phase(c) == "Failed")
+    run_with_b_failing(c, max_retry=1)
     text = c.metrics()
     assert sample(text, FAILED) is None and sample(text, SUCCEED) is None
 
