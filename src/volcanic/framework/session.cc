@@ -258,6 +258,7 @@ bool Session::Allocatable(const QueueInfo& q, const TaskInfo& t) const {
 std::optional<std::string> Session::QueueBindingRefusal(const TaskInfo& t) const {
   return binding_limits_->AllocateRefusal(t);
 }
+
 bool Session::Preemptive(const QueueInfo& q, const TaskInfo& t) const { return AllTrue(preemptive_, q, t); }
 
 bool Session::VictimQueueOrder(const QueueInfo& l, const QueueInfo& r, const QueueInfo& preemptor) const {
