@@ -10,33 +10,22 @@ from volcanic.kube.objects import Obj
 from volcanic.kube.store import Store
 
 
-class StoreJobs:
-    """jobClientInterface over a Store."""
+class StoreClient:
+    """jobClientInterface (kind Job) or cronjobClientInterface (kind CronJob, whose status the
+    controller writes itself) over a Store."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, kind: str) -> None:
         self.store = store
+        self.kind = kind
 
     def get(self, namespace: str, name: str) -> Obj:
-        job = self.store.get("Job", name, namespace)
-        if job is None:
-            raise NotFound("Job", namespace, name, KINDS["Job"].not_found(name))
-        return job
+        obj = self.store.get(self.kind, name, namespace)
+        if obj is None:
+            raise NotFound(self.kind, namespace, name, KINDS[self.kind].not_found(name))
+        return obj
 
-    def create(self, job: Obj) -> Obj:
-        return self.store.create(job)
+    def create(self, obj: Obj) -> Obj:
+        return self.store.create(obj)
 
     def delete(self, namespace: str, name: str) -> None:
-        self.store.delete("Job", name, namespace)
-
-
-class StoreCronJobs:
-    """cronjobClientInterface over a Store (its reads; the status is written by the controller)."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-    def get(self, namespace: str, name: str) -> Obj:
-        cron = self.store.get("CronJob", name, namespace)
-        if cron is None:
-            raise NotFound("CronJob", namespace, name, KINDS["CronJob"].not_found(name))
-        return cron
+        self.store.delete(self.kind, name, namespace)

@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Hashable
 
-from volcanic.controllers.cronjob.clients import StoreCronJobs, StoreJobs
+from volcanic.controllers.cronjob.clients import StoreClient
 from volcanic.controllers.cronjob.jobs import (
     CRONJOB_API_VERSION,
     add_active,
@@ -101,8 +101,8 @@ class CronJobController(Controller):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self.recorder = controller_manager_recorder(ctx)
-        self.jobs = StoreJobs(ctx.store)          # what tests replace, as injection.go's fakes
-        self.cronjobs = StoreCronJobs(ctx.store)
+        self.jobs = StoreClient(ctx.store, "Job")  # what tests replace, as injection.go's fakes
+        self.cronjobs = StoreClient(ctx.store, "CronJob")
         self.now = ctx.clock.now
 
     # Event handlers (cronjob_controller_handler.go).
