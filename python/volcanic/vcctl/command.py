@@ -345,7 +345,10 @@ def usage_text(cmd: Command, with_help_flag: bool = True) -> str:
         lines += f"\n\nExamples:\n{cmd.example}"
     if subcommands:
         listed = subcommands + [c for c in cmd.commands if c.name == "help"]
-        pad = max([11] + [len(c.name) for c in cmd.commands])
+        # cobra pads to its longest command, hidden ones included; Volcano's trees hide none but
+        # help, so padding to the listed ones is the same for them and keeps volcanic's hidden
+        # additions (`queuebinding`, longer than any of Volcano's) out of the help.
+        pad = max([11] + [len(c.name) for c in listed])
         lines += "\n\nAvailable Commands:" + "".join(f"\n  {c.name:<{pad}} {c.short}"
                                                      for c in sorted(listed, key=lambda c: c.name))
     local = [f for f in cmd.local_flags() if (with_help_flag or f.name != "help") and not f.hidden]
