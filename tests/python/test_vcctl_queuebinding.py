@@ -12,27 +12,17 @@ import yaml
 
 from builders import podgroup
 from job_helpers import job, task
+from test_queuebinding import binding
 from test_vcctl import NOW, FakeApi, cluster, vc
 from volcanic.kube.clock import rfc3339
 from volcanic.kube.kinds import KINDS
 from volcanic.vcctl import VcctlError
 
-BINDING_API = KINDS["QueueBinding"].api_version
 
-
-def binding(name: str, queue: str = "q1", *, namespaces: list | None = None, selector: dict | None = None,
-            created: float | None = None, **limits: int) -> dict:
-    spec: dict = {"queue": queue}
-    if namespaces is not None:
-        spec["namespaces"] = namespaces
-    if selector is not None:
-        spec["namespaceSelector"] = selector
-    if limits:
-        spec["limits"] = limits
-    meta: dict = {"name": name}
-    if created is not None:
-        meta["creationTimestamp"] = rfc3339(created)
-    return {"apiVersion": BINDING_API, "kind": "QueueBinding", "metadata": meta, "spec": spec}
+def made_at(obj: dict, seconds: float) -> dict:
+    """The object with its creationTimestamp at `seconds` (for the Age column)."""
+    obj["metadata"]["creationTimestamp"] = rfc3339(seconds)
+    return obj
 
 
 def bound_cluster(cluster):
@@ -44,9 +34,10 @@ def bound_cluster(cluster):
                    {"apiVersion": KINDS["Queue"].api_version, "kind": "Queue", "metadata": {"name": "q1"}},
                    {"apiVersion": KINDS["Queue"].api_version, "kind": "Queue", "metadata": {"name": "q2"}}])
     cluster.run(1)
-    cluster.apply([binding("team-a", namespaces=["default"], selector={"matchLabels": {"team": "a"}},
-                           maxRunningPods=4, maxPendingJobs=2),
-                   binding("tiered", "q2", selector={"matchExpressions": [{"key": "tier", "operator": "Exists"}]})])
+    cluster.apply([binding("team-a", "q1", namespaces=["default"], namespaceSelector={"matchLabels": {"team": "a"}},
+                           limits={"maxRunningPods": 4, "maxPendingJobs": 2}),
+                   binding("tiered", "q2", namespaceSelector={"matchExpressions": [{"key": "tier",
+                                                                                   "operator": "Exists"}]})])
     cluster.apply(job("train", task("t", 2), queue="q1"))
     cluster.apply(dict(podgroup("waiting", queue="q1", ns="ml"), apiVersion=KINDS["PodGroup"].api_version))
     cluster.run(3)
@@ -85,7 +76,7 @@ def test_get_shows_the_binding_and_the_usage_of_each_bound_namespace(cluster):
 
 
 def test_get_before_the_controller_wrote_the_usage(cluster):
-    cluster.apply(binding("fresh", namespaces=["default"]))
+    cluster.apply(binding("fresh", "q1", namespaces=["default"]))
     assert cluster.vcctl("queuebinding get -N fresh") == (
         "Name    Queue   Namespaces   Limits   Age   \n"
         "fresh   q1      default      -        0s    \n"
@@ -109,8 +100,9 @@ def test_selectors_print_as_kubectl_prints_them():
                                      {"key": "zone", "operator": "NotIn", "values": ["b", "a"]},
                                      {"key": "legacy", "operator": "DoesNotExist"},
                                      {"key": "owner", "operator": "Exists"}]}
-    api = FakeApi(binding("mixed", namespaces=["a", "b"], selector=selector, created=NOW - 300, maxPendingJobs=0),
-                  binding("everyone", selector={}, created=NOW - 7200, maxRunningPods=10))
+    api = FakeApi(made_at(binding("mixed", "q1", namespaces=["a", "b"], namespaceSelector=selector,
+                                  limits={"maxPendingJobs": 0}), NOW - 300),
+                  made_at(binding("everyone", "q1", namespaceSelector={}, limits={"maxRunningPods": 10}), NOW - 7200))
     assert vc(api, "queuebinding", "list") == (0, (
         "Name       Queue   Namespaces                                                             "
         "Limits              Age    \n"
@@ -151,7 +143,7 @@ def test_the_commands_are_hidden_and_volcanos_help_unchanged():
 
 
 def test_completion_offers_the_subcommands_and_binding_names(cluster):
-    cluster.apply(binding("team-a", namespaces=["default"]))
+    cluster.apply(binding("team-a", "q1", namespaces=["default"]))
 
     def complete(*words):
         return cluster.vcctl("__complete", *words).splitlines()
