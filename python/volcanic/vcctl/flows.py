@@ -65,8 +65,7 @@ def table(k: FlowKind, objs: list[Obj], now: float, wide: bool) -> str:
     plus 4."""
     columns = k.columns + (k.wide if wide else ())
     rows = [[cell(o, now) for _, cell in columns] for o in objs]
-    widths = [fmt.width(title, (r[i] for r in rows), 4) for i, (title, _) in enumerate(columns)]
-    return fmt.row([title for title, _ in columns], widths) + "".join(fmt.row(r, widths) for r in rows)
+    return fmt.table([title for title, _ in columns], rows, 4)
 
 
 def documents(path: str) -> list[Obj]:

@@ -99,8 +99,7 @@ def _print(ctx: Context, rows: list[dict[str, Any]], header: list[str], cells: A
     if namespaces:
         header = ["Namespace", *header]
         table = [[r["job"].split("/", 1)[0], *t] for r, t in zip(rows, table)]
-    widths = [fmt.width(h, (t[i] for t in table), 3) for i, h in enumerate(header)]
-    ctx.write(fmt.row(header, widths) + "".join(fmt.row(t, widths) for t in table))
+    ctx.write(fmt.table(header, table, 3))
 
 
 def job_commands(common: list[Flag], namespace: Flag, name: Flag, output: Flag) -> list[Command]:

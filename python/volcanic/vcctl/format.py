@@ -32,6 +32,13 @@ def width(header: str, values: Iterable[Any], extra: int) -> int:
     return max([len(header)] + [len(str(v)) for v in values]) + extra
 
 
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]], extra: int) -> str:
+    """The header and the rows, each column as wide as its longest cell (header included) plus
+    `extra`."""
+    widths = [width(title, (r[i] for r in rows), extra) for i, title in enumerate(header)]
+    return row(header, widths) + "".join(row(r, widths) for r in rows)
+
+
 def num(obj: Any, *path: str) -> int:
     """A whole number at `path`; 0 when absent or not a number (Go's zero value)."""
     value = dig(obj, *path)

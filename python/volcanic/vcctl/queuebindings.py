@@ -75,7 +75,7 @@ def binding_table(bindings: list[Obj], now: float, wide: bool) -> str:
     rows = [[meta_of(b).get("name", ""), fmt.text(b, "spec", "queue"), bound_text(b), limits_text(b),
              fmt.since(meta_of(b).get("creationTimestamp"), now)]
             + ([",".join(sorted(usage_of(b) or {})) or NONE] if wide else []) for b in bindings]
-    return _table(HEADER + (WIDE if wide else []), rows)
+    return fmt.table(HEADER + (WIDE if wide else []), rows, GAP)
 
 
 USAGE_HEADER = ["Namespace", "Running pods", "Max running pods", "Pending jobs", "Max pending jobs"]
@@ -91,12 +91,7 @@ def usage_table(binding: Obj) -> str:
     running, pending = (NONE if limit(binding, name) is None else limit(binding, name) for name in LIMITS)
     rows = [[ns, fmt.num(u, "runningPods"), running, fmt.num(u, "pendingJobs"), pending]
             for ns, u in sorted(usage.items())]
-    return _table(USAGE_HEADER, rows)
-
-
-def _table(header: list[str], rows: list[list[Any]]) -> str:
-    widths = [fmt.width(title, (r[i] for r in rows), GAP) for i, title in enumerate(header)]
-    return fmt.row(header, widths) + "".join(fmt.row(r, widths) for r in rows)
+    return fmt.table(USAGE_HEADER, rows, GAP)
 
 
 def list_bindings(ctx: Context) -> None:
