@@ -33,7 +33,6 @@ import math
 import re
 from typing import Any, Callable, Iterable
 
-from volcanic import _core
 from volcanic.admission.chain import AdmissionRequest
 from volcanic.admission.common import (
     MapOf,
@@ -44,6 +43,7 @@ from volcanic.admission.common import (
     qualified_name_errors,
     quantity,
 )
+from volcanic.admission.queue_job_order import queue_job_order_valid
 from volcanic.admission.queue_readers import (
     add_resource,
     aggregate,
@@ -70,10 +70,6 @@ ROOT, DEFAULT = "root", "default"
 HIERARCHY = "volcano.sh/hierarchy"
 HIERARCHY_WEIGHTS = "volcano.sh/hierarchy-weights"
 VALID_STATES = ("Open", "Closed")
-# volcanic's own per-queue job order (docs/queues.md; src/volcanic/api/job_order.h).
-JOB_ORDER = "scheduling.volcanic.dev/job-order"
-SJF_MAX_WAIT = "scheduling.volcanic.dev/sjf-max-wait"
-JOB_ORDERS = ("fifo", "priority", "fair", "sjf", "tiers")
 _INT32 = (-2 ** 31, 2 ** 31 - 1)
 
 
@@ -301,27 +297,6 @@ def queue_hierarchy_annotations_valid(request: AdmissionRequest) -> str | None:
 
 
 # On CREATE, or an UPDATE that changes spec.parent (validateHierarchicalQueue).
-
-def queue_job_order_valid(request: AdmissionRequest) -> str | None:
-    """volcanic's per-queue job order: the annotation names a known order and sjf-max-wait is a
-    Go duration of a millisecond or more, as the scheduler reads them (a Queue it could not
-    read is never admitted)."""
-    if not _create_or_update(request):
-        return None
-    annotations = annotations_of(request.obj)
-    order = annotations.get(JOB_ORDER)
-    if order is not None and order not in JOB_ORDERS:
-        return invalid(f"metadata.annotations[{JOB_ORDER}]", order, f"must be one of {', '.join(JOB_ORDERS)}")
-    wait = annotations.get(SJF_MAX_WAIT)
-    if wait is None:
-        return None
-    try:
-        long_enough = _core.parse_go_duration(wait) >= 1_000_000
-    except (ValueError, TypeError):
-        long_enough = False
-    return None if long_enough else invalid(f"metadata.annotations[{SJF_MAX_WAIT}]", wait,
-                                            "must be a duration of a millisecond or more (e.g. 30m)")
-
 
 def _new_parent(request: AdmissionRequest) -> str | None:
     """The parent to check: CREATE, or an UPDATE that changes it, to a queue other than root."""
