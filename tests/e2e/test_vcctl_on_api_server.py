@@ -190,6 +190,38 @@ def test_queue_commands(env, up, namespace):
     assert env.wait(lambda: env.store.get("Queue", name) is None)
 
 
+def test_queuebinding_commands(env, up, namespace):
+    """volcanic's own QueueBindings (hidden commands, docs/vcctl.md): list, get with the usage
+    the queuebinding-controller writes, -o json and the not-found line."""
+    queue, name = namespace[:40] + "-q", namespace[:40] + "-qb"
+    env.apply_queue(queue)
+    env.kubectl("label", "namespace", namespace, "vcctl-e2e=bound")
+    env.apply({"apiVersion": KINDS["QueueBinding"].api_version, "kind": "QueueBinding", "metadata": {"name": name},
+               "spec": {"queue": queue, "namespaces": [namespace],
+                        "namespaceSelector": {"matchLabels": {"vcctl-e2e": "bound"}},
+                        "limits": {"maxRunningPods": 4, "maxPendingJobs": 2}}})
+    try:
+        running(env, namespace, vcjob("bound", 1, cpu="1", queue=queue, duration=None))
+        usage = lambda: ((env.store.get("QueueBinding", name) or {}).get("status") or {}).get("namespaces")
+        assert env.wait(lambda: usage() == {namespace: {"runningPods": 1, "pendingJobs": 0}}, timeout=30), usage()
+        row = [name, queue, f"{namespace},vcctl-e2e=bound", "maxRunningPods=4,maxPendingJobs=2"]
+        listed = table(ok(env, "queuebinding", "list"))
+        assert listed[0] == ["Name", "Queue", "Namespaces", "Limits", "Age"] and row in [r[:4] for r in listed[1:]]
+        got = ok(env, "queuebinding", "get", "-N", name).splitlines()
+        width = max(len("Namespace"), len(namespace)) + 3
+        assert (got[0].split(), got[1].split()[:4], got[2:]) == (listed[0], row, [
+            "", f"{'Namespace':<{width}}Running pods   Max running pods   Pending jobs   Max pending jobs   ",
+            f"{namespace:<{width}}{'1':<15}{'4':<19}{'0':<15}{'2':<19}"])
+        assert json.loads(ok(env, "queuebinding", "get", "-N", name, "-o", "json"))["metadata"]["uid"] == \
+            env.store.get("QueueBinding", name)["metadata"]["uid"]
+        assert failed(env, "queuebinding", "get", "-N", "nope") == \
+            'Failed to get queuebinding: queuebindings.scheduling.volcanic.dev "nope" not found'
+    finally:
+        env.kubectl("delete", "queuebinding", name, "--wait=false", check=False)
+        env.kubectl("delete", "job.batch.volcano.sh,podgroup", "--all", "-n", namespace, check=False)
+        env.kubectl("delete", "queue", queue, "--wait=false", check=False)
+
+
 def test_pod_list(env, up, namespace):
     running(env, namespace, vcjob("podded", 2, cpu="1", duration=None))
     pods = sorted(pods_of(env, "podded", namespace), key=lambda p: p["metadata"]["name"])
