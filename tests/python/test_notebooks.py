@@ -24,6 +24,7 @@ NOTEBOOKS = [
     "queues_reclaim.ipynb",
     "fgd.ipynb",
     "foresight.ipynb",
+    "job_orders.ipynb",
 ]
 
 
@@ -95,3 +96,16 @@ def test_foresight_notebook_shows_the_forecast_exact_where_the_estimates_held():
     within, total, worst, name = int(found[1]), int(found[2]), float(found[3]), found[4]
     assert (within, total, worst, name) == (8, 9, 6.0, "train-10")
     assert "Would start it now:\n  - submit it to queue default, which has room" in printed
+
+
+def test_job_orders_notebook_shows_each_order_favouring_whom_it_should():
+    """docs/queues.md, "A job order per queue", on one seeded trace: sjf cuts the median wait,
+    priority the high class's, fair the light namespace's, each against fifo."""
+    printed = text_outputs(executed("job_orders.ipynb"))
+    found = re.search(r"sjf p50 (\d+) s vs fifo (\d+) s; high waits (\d+) s under priority vs (\d+) s under fifo; "
+                      r"team-c waits (\d+) s under fair vs (\d+) s under fifo", printed)
+    assert found, "the summary cell printed nothing"
+    sjf, fifo_p50, high_priority, high_fifo, light_fair, light_fifo = map(int, found.groups())
+    assert sjf * 2 <= fifo_p50
+    assert high_priority * 4 <= high_fifo
+    assert light_fair * 4 <= light_fifo
