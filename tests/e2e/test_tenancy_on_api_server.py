@@ -1,9 +1,12 @@
 """Tenancy on a real API server through `volcanic up` (docs/queues.md): a QueueBinding denies
 an unbound namespace at admission and caps a bound one's pending jobs at enqueue, with the
-usage in its status; a queue's own job order (fifo) decides which waiting job runs next where
-the tiers would take the other."""
+usage in its status, and holds a job that would pass its maxRunningPods; a queue's own job order
+(fifo, priority, sjf, fair) decides which waiting job runs next, where the tiers would take the
+other (fifo, sjf, fair)."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 
@@ -54,18 +57,93 @@ def test_a_binding_denies_other_namespaces_and_caps_pending_jobs(env, up, namesp
     assert env.wait(lambda: usage() == {namespace: {"runningPods": 0, "pendingJobs": 1}}, timeout=30), usage()
 
 
-def test_a_fifo_queue_runs_the_earlier_job_next(env, up, namespace, queue):
+def test_max_running_pods_holds_the_job_that_would_pass_it(env, up, namespace, queue):
+    env.apply(binding(namespace, queue, [namespace], maxRunningPods=1))
+    running(env, namespace, vcjob("first", 1, cpu="100m", queue=queue, duration=None))
+    env.apply(vcjob("second", 1, cpu="100m", queue=queue, duration=None), namespace=namespace)
+    limit = (f"queuebinding: maxRunningPods 1 of QueueBinding {namespace}: namespace {namespace} holds 1 pod(s) "
+             f"in queue {queue}; this job needs 1")
+    groups = lambda: env.store.list("PodGroup", namespace)  # noqa: E731
+    held = lambda: [g for g in groups() if any(limit in (c.get("message") or "")  # noqa: E731
+                                               for c in (g.get("status") or {}).get("conditions") or [])]
+    assert env.wait(lambda: len(held()) == 1, timeout=30), groups()
+    assert phase(env, "second", namespace) != "Running"  # 200m of the queue's 1 CPU would fit
+    usage = lambda: ((env.store.get("QueueBinding", namespace) or {}).get("status") or {}).get("namespaces")  # noqa: E731
+    assert env.wait(lambda: usage() == {namespace: {"runningPods": 1, "pendingJobs": 0}}, timeout=30), usage()
+
+
+def next_to_run(env, queue: str, order: str, holding: list[tuple[str, dict]],
+                waiting: list[tuple[str, dict]]) -> list[str]:
+    """Sets the queue's job order, runs the `holding` jobs ((namespace, job); the first is the
+    blocker), submits the `waiting` ones a second apart (creation times have whole seconds),
+    which wait; then deletes the blocker and returns the waiting jobs that run."""
+    env.kubectl("annotate", "queue", queue, f"scheduling.volcanic.dev/job-order={order}")
+    for ns, job in holding:
+        running(env, ns, job)
+    for ns, job in waiting:
+        env.apply(job, namespace=ns)
+        time.sleep(1.1)
+    # each waits behind the blocker, its PodGroup made (Volcano names them <job>-<uid>)
+    namespaces = {ns for ns, _ in holding + waiting}
+    assert env.wait(lambda: sum(len(env.store.list("PodGroup", ns)) for ns in namespaces)
+                    == len(holding) + len(waiting), timeout=30)
+    blocker_ns, blocker = holding[0]
+    env.kubectl("delete", "job.batch.volcano.sh", blocker["metadata"]["name"], "-n", blocker_ns)
+    started = lambda: [job["metadata"]["name"] for ns, job in waiting  # noqa: E731
+                       if phase(env, job["metadata"]["name"], ns) == "Running"]
+    assert env.wait(lambda: started(), timeout=60)
+    time.sleep(2)  # a session or two more: the other must still wait
+    return started()
+
+
+def job_of_class(name: str, queue: str, priority_class: str) -> dict:
+    return vcjob(name, 1, queue=queue, duration=None, priorityClassName=priority_class)
+
+
+@pytest.fixture
+def classes(env):
     env.apply(*[{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": n},
                  "value": v} for n, v in (("volcanic-e2e-low", 1), ("volcanic-e2e-high", 1000))])
-    env.kubectl("annotate", "queue", queue, "scheduling.volcanic.dev/job-order=fifo")
-    running(env, namespace, vcjob("blocker", 1, queue=queue, duration=None))
-    env.apply(vcjob("early-low", 1, queue=queue, duration=None, priorityClassName="volcanic-e2e-low"),
-              namespace=namespace)
-    env.apply(vcjob("late-high", 1, queue=queue, duration=None, priorityClassName="volcanic-e2e-high"),
-              namespace=namespace)
-    # both wait behind the blocker, their PodGroups made (Volcano names them <job>-<uid>)
-    assert env.wait(lambda: len(env.store.list("PodGroup", namespace)) == 3, timeout=30)
-    env.kubectl("delete", "job.batch.volcano.sh", "blocker", "-n", namespace)
-    assert env.wait(lambda: phase(env, "early-low", namespace) == "Running", timeout=60), \
-        (phase(env, "early-low", namespace), phase(env, "late-high", namespace))
-    assert phase(env, "late-high", namespace) != "Running"
+
+
+def test_fifo_runs_the_earlier_job(env, up, namespace, queue, classes):
+    assert early_low_or_late_high(env, namespace, queue, "fifo") == ["early-low"]
+
+
+def test_priority_runs_the_higher_job(env, up, namespace, queue, classes):
+    assert early_low_or_late_high(env, namespace, queue, "priority") == ["late-high"]
+
+
+def early_low_or_late_high(env, namespace: str, queue: str, order: str) -> list[str]:
+    waiting = [(namespace, job_of_class("early-low", queue, "volcanic-e2e-low")),
+               (namespace, job_of_class("late-high", queue, "volcanic-e2e-high"))]
+    return next_to_run(env, queue, order, [(namespace, vcjob("blocker", 1, queue=queue, duration=None))], waiting)
+
+
+def test_sjf_runs_the_smaller_job_first(env, up, namespace, queue):
+    """The tiers (and fifo) would run the earlier one: equal priorities, no share yet."""
+    waiting = [(namespace, vcjob("early-big", 1, cpu="1", queue=queue, duration=None)),
+               (namespace, vcjob("late-small", 1, cpu="500m", queue=queue, duration=None))]
+    assert next_to_run(env, queue, "sjf", [(namespace, vcjob("blocker", 1, queue=queue, duration=None))],
+                       waiting) == ["late-small"]
+
+
+@pytest.fixture
+def other_namespace(env, namespace):
+    name = namespace[:45] + "-b"
+    env.kubectl("create", "namespace", name)
+    env.kubectl("create", "serviceaccount", "default", "-n", name, check=False)
+    yield name
+    env.kubectl("delete", "job.batch.volcano.sh,podgroup", "--all", "-n", name, check=False)
+    env.kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+def test_fair_runs_the_job_of_the_namespace_holding_less(env, up, namespace, other_namespace, queue):
+    """The first namespace keeps 1 CPU of the queue's 2 (`holder`): its earlier job waits for the
+    other namespace's, which the tiers (and fifo) would run second."""
+    env.apply_queue(queue, weight=1, capability={"cpu": "2"})
+    holding = [(namespace, vcjob("blocker", 1, queue=queue, duration=None)),
+               (namespace, vcjob("holder", 1, queue=queue, duration=None))]
+    waiting = [(namespace, vcjob("early-heavy", 1, queue=queue, duration=None)),
+               (other_namespace, vcjob("late-light", 1, queue=queue, duration=None))]
+    assert next_to_run(env, queue, "fair", holding, waiting) == ["late-light"]
