@@ -2,127 +2,23 @@
 extension points answered over HTTP, against a local extender (http.server on 127.0.0.1:0)
 per test. Each verb is checked with the answers and errors extender.go reads, with
 `extender.ignorable` true and false; extender_test.go's cases are ported where they apply
-(TestIsInterested, TestHasManagedResources and TestHasResourcesInList on a task's requests,
-TestMaxBodySizeLimit2)."""
+(TestIsInterested, TestHasManagedResources and TestHasResourcesInList on a task's requests).
+The wire itself (payloads, decoding, transport) is in test_extender_wire.py."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-import json
-import logging
-import threading
-import time
 from typing import Any
 
 import pytest
 
 from builders import node, pod, podgroup, queue
+from extender_helpers import Reply, conf, extender, fake, schedule, three_nodes_one_pod  # noqa: F401 - fixture
 import job_helpers
-from pyplugin_helpers import NOW, priority_class, scenario_objects
+from pyplugin_helpers import priority_class, scenario_objects
 import volcanic
 from volcanic.scheduler.conf import load_conf
-from volcanic.scheduler.extender import (
-    MAX_BODY,
-    TOO_LARGE,
-    Client,
-    ExtenderError,
-    decode,
-    parse_config,
-    payload_resource,
-    predicate_verdict,
-    requests_managed,
-)
+from volcanic.scheduler.extender import parse_config, predicate_verdict, requests_managed
 from volcanic.scheduler.plugins import Unresolvable, plugin_names, without_unknown_plugins
-
-
-@dataclass
-class Reply:
-    """An answer other than 200 with a JSON body: a status, raw bytes, a delay first."""
-    status: int = 200
-    body: bytes = b"{}"
-    delay: float = 0.0
-
-
-class Fake:
-    """A local extender. `answers[verb]` is the answer to POST /<verb>: a JSON-able value, a
-    Reply, or a function of the request's JSON returning either ({} when not set). Every call
-    is recorded as (verb, request JSON), and the client port of each connection."""
-
-    def __init__(self, protocol: str = "HTTP/1.1") -> None:
-        self.answers: dict[str, Any] = {}
-        self.calls: list[tuple[str, Any]] = []
-        self.ports: set[int] = set()
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = protocol
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                verb = self.path.removeprefix("/")
-                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.calls.append((verb, request))
-                fake.ports.add(self.client_address[1])
-                answer = fake.answers.get(verb, {})
-                if callable(answer):
-                    answer = answer(request)
-                reply = answer if isinstance(answer, Reply) else Reply(body=json.dumps(answer).encode())
-                time.sleep(reply.delay)
-                self.send_response(reply.status)
-                self.send_header("Content-Length", str(len(reply.body)))
-                self.end_headers()
-                self.wfile.write(reply.body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.server.handle_error = lambda request, address: None  # a client that gave up (timeouts)
-        threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-
-    def verbs(self) -> list[str]:
-        return [verb for verb, _ in self.calls]
-
-    def requests(self, verb: str) -> list[Any]:
-        return [request for v, request in self.calls if v == verb]
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture
-def fake():
-    f = Fake()
-    yield f
-    f.close()
-
-
-def extender(fake: Fake | None = None, **arguments: Any) -> dict[str, Any]:
-    """The extender's tier entry: `arguments` without their "extender." prefix."""
-    args = {"extender.urlPrefix": fake.url} if fake else {}
-    args.update({f"extender.{k}": v for k, v in arguments.items()})
-    return {"name": "extender", "arguments": args}
-
-
-def conf(entry: dict[str, Any], actions: str = "allocate", first: tuple[str, ...] = ("priority", "gang"),
-         second: tuple[str, ...] | None = ("predicates",)) -> dict[str, Any]:
-    """Two tiers, the extender last in the second; with second=None, one tier, the extender last."""
-    if second is None:
-        return {"actions": actions, "tiers": [{"plugins": [*({"name": n} for n in first), entry]}]}
-    return {"actions": actions, "tiers": [{"plugins": [{"name": n} for n in first]},
-                                          {"plugins": [*({"name": n} for n in second), entry]}]}
-
-
-def schedule(objs: list[dict], configuration: dict[str, Any]) -> volcanic.Decisions:
-    return volcanic.schedule(objs, configuration, now=NOW)
-
-
-def three_nodes_one_pod(**pod_meta: Any) -> list[dict]:
-    return [node("n1"), node("n2"), node("n3"), podgroup("pg"), pod("p", "pg", **pod_meta)]
-
 
 # Configuration: Volcano falls back silently (parseExtenderConfig); volcanic refuses by name.
 
@@ -219,128 +115,6 @@ def test_an_unschedulable_code_lets_preempt_evict_and_others_do_not(fake, code, 
     d = schedule(preempt_cluster(), conf(extender(fake, predicateVerb="predicate"), actions="allocate, preempt",
                                          first=PREEMPT_TIER))
     assert (len(d.evictions), d.pipelined) == ((1, {"ns/hi": "n1"}) if preempted else (0, {}))
-
-
-def test_the_request_carries_volcanos_field_names(fake):
-    gpu_pod = pod("p", "pg", cpu="500m", memory="1Gi", labels={"app": "x"},
-                  annotations={"volcano.sh/task-spec": "worker"})
-    gpu_pod["spec"]["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": "2", "ephemeral-storage": "1Ki"}
-    gpu_node = node("n1", labels={"zone": "a"}, **{"nvidia.com/gpu": "4", "ephemeral-storage": "1Mi"})
-    gpu_node["metadata"]["annotations"] = {"note": "x"}
-    gpu_node["spec"] = {"taints": [{"key": "gpu", "value": "yes", "effect": "PreferNoSchedule"}]}
-    schedule([gpu_node, podgroup("pg", min_member=1), gpu_pod], conf(extender(fake, predicateVerb="predicate")))
-    [request] = fake.requests("predicate")
-    uid = request["task"]["UID"]
-    assert request["task"] == {
-        "UID": uid, "Job": "ns/pg", "Name": "p", "Namespace": "ns", "TaskRole": "worker",
-        "Resreq": {"MilliCPU": 500, "Memory": 1 << 30,
-                   "ScalarResources": {"ephemeral-storage": 1024000, "nvidia.com/gpu": 2000, "pods": 1},
-                   "MaxTaskNum": 0},
-        "NodeName": "", "Status": 1, "Priority": 1, "Preemptable": True, "BestEffort": False,
-        "Pod": {"metadata": {"name": "p", "namespace": "ns", "uid": uid, "labels": {"app": "x"},
-                             "annotations": {"volcano.sh/task-spec": "worker",
-                                             "scheduling.k8s.io/group-name": "pg"}}}}
-    empty = {"MilliCPU": 0, "Memory": 0, "ScalarResources": {}, "MaxTaskNum": 0}
-    allocatable = {"MilliCPU": 4000, "Memory": 8 << 30, "MaxTaskNum": 110,
-                   "ScalarResources": {"ephemeral-storage": (1 << 20) * 1000, "nvidia.com/gpu": 4000, "pods": 110}}
-    assert request["node"] == {
-        "Name": "n1",
-        "Node": {"metadata": {"name": "n1", "labels": {"zone": "a"}, "annotations": {"note": "x"}},
-                 "spec": {"taints": [{"key": "gpu", "value": "yes", "effect": "PreferNoSchedule"}]}},
-        "Releasing": empty, "Pipelined": empty, "Idle": allocatable, "Used": empty, "Allocatable": allocatable}
-
-
-def test_resources_in_volcanos_units():
-    class R(dict):
-        cpu = property(lambda self: self.get("cpu", 0))
-        memory = property(lambda self: self.get("memory", 0))
-    r = R({"cpu": 1500, "memory": 2048, "pods": 3000, "hugepages-2Mi": 4 << 20, "example.com/fpga": 500})
-    assert payload_resource(r, 3) == {  # type: ignore[arg-type]
-        "MilliCPU": 1500, "Memory": 2048, "MaxTaskNum": 3,
-        "ScalarResources": {"example.com/fpga": 500, "hugepages-2Mi": (4 << 20) * 1000, "pods": 3}}
-
-
-@pytest.mark.parametrize("ignorable, bound", [(False, False), (True, True)])
-def test_a_predicate_error_rejects_the_node_unless_ignorable(fake, ignorable, bound):
-    fake.answers["predicate"] = Reply(500)
-    d = schedule(three_nodes_one_pod(), conf(extender(fake, predicateVerb="predicate", ignorable=ignorable)))
-    if bound:
-        assert d.binds == {"ns/p": "n1"}
-    else:
-        assert d.unschedulable["ns/p"] == \
-            f"0/3 nodes are unavailable: 3 failed predicate with extender at URL {fake.url}/predicate, code 500."
-
-
-@pytest.mark.parametrize("answer, fits", [
-    (Reply(body=b"not json"), False),
-    (Reply(body=b""), False),
-    (Reply(body=b'{"status": 3}'), False),             # a number where Go wants a string
-    (Reply(body=b'{"code": 1.0, "status": "x"}'), False),  # a float where Go wants an int
-    (Reply(body=b"[]"), False),
-    (Reply(body=b"null"), True),                       # Go's decoder: nothing set
-    (Reply(body=b'{"STATUS": ""} trailing words'), True),  # keys ignore case; the first value only
-    (Reply(body=b'{"Status": "busy", "unknown": 1}'), False),
-    (Reply(201), False),
-])
-def test_answers_are_decoded_as_gos_encoding_json_does(fake, answer, fits):
-    fake.answers["predicate"] = answer
-    d = schedule([node("n1"), podgroup("pg"), pod("p", "pg")], conf(extender(fake, predicateVerb="predicate")))
-    assert bool(d.binds) is fits
-
-
-@pytest.mark.parametrize("body, fields, answer, error", [
-    (b'{"nodeScore": {"a": 1e400}}', {"nodeScore": "scores"}, {}, True),  # no float64 holds it
-    (b'{"nodeScore": {"a": 2, "b": null}, "NODESCORE": {"c": 1.5}}', {"nodeScore": "scores"},
-     {"nodeScore": {"a": 2.0, "b": 0.0, "c": 1.5}}, False),  # a map decoded twice is merged
-    (b'{"victims": [{"uid": "u1"}, null, {"UID": "u2", "Uid": "x"}]}', {"victims": "victims"},
-     {"victims": ["u1", "x"]}, False),  # keys in order, any case: the last wins
-    (b'{"status": true, "overused": 1}', {"status": "bool", "overused": "bool"}, {"status": True}, True),
-    (b'{"status": 9223372036854775808}', {"status": "int"}, {}, True),  # over Go's int
-    (b"[" * 100000, {"status": "int"}, {}, True),
-    (b"  \n{} {", {"status": "int"}, {}, False),
-])
-def test_decoding_as_go_does(body, fields, answer, error):
-    got, err = decode(body, fields)
-    assert got == answer and (err is not None) is error
-
-
-def test_a_timeout_is_an_error_and_bounds_the_call(fake):
-    fake.answers["predicate"] = Reply(delay=2.0)
-    start = time.monotonic()
-    d = schedule([node("n1"), podgroup("pg"), pod("p", "pg")],
-                 conf(extender(fake, predicateVerb="predicate", httpTimeout="200ms")))
-    assert time.monotonic() - start < 1.5
-    assert d.binds == {} and "timeout" in d.unschedulable["ns/p"]
-    d = schedule([node("n1"), podgroup("pg"), pod("p", "pg")],
-                 conf(extender(fake, predicateVerb="predicate", httpTimeout="200ms", ignorable=True)))
-    assert d.binds == {"ns/p": "n1"}
-
-
-def test_an_unreachable_extender_is_an_error_like_any_other():
-    closed = Fake()
-    closed.close()
-    d = schedule(three_nodes_one_pod(), conf(extender(closed, predicateVerb="predicate")))
-    assert d.binds == {} and "Connection refused" in d.unschedulable["ns/p"]
-
-
-def test_an_error_is_logged_once_per_session_and_verb(fake, caplog):
-    fake.answers["predicate"] = Reply(503)
-    with caplog.at_level(logging.WARNING, logger="volcanic.scheduler.extender"):
-        schedule(three_nodes_one_pod(), conf(extender(fake, predicateVerb="predicate")))
-    assert len(fake.requests("predicate")) == 3
-    [record] = caplog.records
-    assert f"{fake.url}/predicate" in record.getMessage() and "code 503" in record.getMessage()
-
-
-def test_one_connection_is_kept_alive_for_a_sessions_calls(fake):
-    schedule([*three_nodes_one_pod(), pod("q", "pg")], conf(extender(fake, predicateVerb="predicate")))
-    assert len(fake.requests("predicate")) == 6 and len(fake.ports) == 1
-    old = Fake("HTTP/1.0")  # closes after each answer
-    try:
-        d = schedule(three_nodes_one_pod(), conf(extender(old, predicateVerb="predicate")))
-        assert d.binds == {"ns/p": "n1"} and len(old.ports) == 3
-    finally:
-        old.close()
 
 
 # prioritizeVerb (AddBatchNodeOrderFn): nodeScore by node name, added to the other scores.
@@ -589,21 +363,6 @@ def test_managed_resources_also_gate_the_other_task_verbs(fake):
     d = schedule(three_nodes_one_pod(), conf(extender(fake, allocateFuncVerb="allocate", prioritizeVerb="prioritize",
                                                       managedResources=["nvidia.com/gpu"])))
     assert d.binds == {"ns/p": "n1"} and fake.calls == []
-
-
-# TestMaxBodySizeLimit2: answers are read up to 10 MB.
-
-def test_max_body_size_limit(fake):
-    fake.answers["test"] = Reply(body=b'{"padding":"' + b"a" * (MAX_BODY + 1) + b'"}')
-    with pytest.raises(ExtenderError, match=TOO_LARGE):
-        Client(fake.url, None).post("test", {"task": {}, "node": {}})
-    at_limit = b'{"status":"' + b"a" * (MAX_BODY - 13) + b'"}'
-    assert len(at_limit) == MAX_BODY
-    fake.answers["test"] = Reply(body=at_limit)
-    assert Client(fake.url, None).post("test", {}) == at_limit
-    fake.answers["predicate"] = Reply(body=b'{"padding":"' + b"a" * (MAX_BODY + 1) + b'"}')
-    d = schedule([node("n1"), podgroup("pg"), pod("p", "pg")], conf(extender(fake, predicateVerb="predicate")))
-    assert d.unschedulable["ns/p"] == f"0/1 nodes are unavailable: 1 {TOO_LARGE}."
 
 
 # End to end in the embedded cluster: a Volcano Job placed by the extender's answers.
