@@ -9,6 +9,7 @@ side by side share the waits."""
 from __future__ import annotations
 
 from datetime import datetime
+import pathlib
 
 import pytest
 import yaml
@@ -20,36 +21,8 @@ from volcanic.real.devcluster.cluster import KubectlError
 
 CRON_API = KINDS["CronJob"].api_version
 SCHEDULED_TIMESTAMP = "volcano.sh/cronjob-scheduled-timestamp"
-# Volcano's example/cronjob/cronjob.yaml, as written (its comments left out).
-EXAMPLE = """
-apiVersion: batch.volcano.sh/v1alpha1
-kind: CronJob
-metadata:
-  name: volcano-cronjob-example
-spec:
-  schedule: "*/5 * * * *"
-  concurrencyPolicy: Forbid
-  startingDeadlineSeconds: 60
-  successfulJobsHistoryLimit: 5
-  failedJobsHistoryLimit: 3
-  jobTemplate:
-    spec:
-      schedulerName: volcano
-      tasks:
-        - replicas: 1
-          name: "task-1"
-          template:
-            spec:
-              containers:
-                - name: busybox-container
-                  image: busybox:latest
-                  command: ["/bin/sh", "-c", "date; echo Hello from Volcano CronJob"]
-              restartPolicy: OnFailure
-      policies:
-        - event: PodEvicted
-          action: RestartJob
-      minAvailable: 1
-"""
+# Volcano's example/cronjob/cronjob.yaml, as written.
+EXAMPLE = (pathlib.Path(__file__).resolve().parents[2] / "examples" / "cronjob.yaml").read_text()
 
 
 def cronjob(name: str, policy: str = "Allow", duration: str | None = "3s", schedule: str = "* * * * *",

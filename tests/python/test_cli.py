@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 
+from test_jobflow_cluster import example_jobflow, example_templates
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
@@ -101,6 +103,28 @@ def test_run_table_and_time_limit():
     assert r.returncode == 0, r.stderr
     assert "Jobs after 30 simulated seconds" in r.stdout
     assert "default/tensorflow-dist-mnist  default  Running  2s" in r.stdout
+
+
+def test_run_lasts_while_a_cronjob_is_active():
+    """docs/workflows.md: Volcano's CronJob example (examples/cronjob.yaml) makes its first Job at
+    00:05 of the virtual clock; `run` goes on to --seconds, not stopping while no Job exists."""
+    r = _run("run", "examples/cluster.yaml", "examples/cronjob.yaml", "--seconds", "1800", "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["now"] == 1800 and report["errors"] == []
+    [job] = report["jobs"]  # the example's container has no end, and Forbid skips the rest
+    assert (job["job"], job["phase"], job["start"]) == ("default/volcano-cronjob-example-28401125", "Running", 302)
+
+
+def test_run_waits_for_a_jobflow_to_finish(tmp_path):
+    """A JobFlow makes each Job once its targets are Completed: `run` does not stop in between."""
+    (tmp_path / "flow.yaml").write_text(example_templates("60s") + "---\n" + example_jobflow("retain"))
+    r = _run("run", "examples/cluster.yaml", str(tmp_path / "flow.yaml"), "--json")
+    assert r.returncode == 0, r.stderr
+    jobs = {row["job"]: row for row in json.loads(r.stdout)["jobs"]}
+    assert sorted(jobs) == [f"default/test-{flow}" for flow in "abcde"]
+    assert {row["phase"] for row in jobs.values()} == {"Completed"}
+    assert jobs["default/test-e"]["start"] > max(jobs["default/test-c"]["end"], jobs["default/test-d"]["end"])
 
 
 def test_restart_on_eviction_example():

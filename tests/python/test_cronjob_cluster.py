@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
+import pathlib
 import time
 
 import pytest
@@ -27,36 +28,8 @@ from volcanic.webhook import PATHS
 
 CRON_API = KINDS["CronJob"].api_version
 MINUTE, HOUR, DAY = 60, 3600, 86400
-# Volcano's example/cronjob/cronjob.yaml, as written (its comments left out).
-EXAMPLE = """
-apiVersion: batch.volcano.sh/v1alpha1
-kind: CronJob
-metadata:
-  name: volcano-cronjob-example
-spec:
-  schedule: "*/5 * * * *"
-  concurrencyPolicy: Forbid
-  startingDeadlineSeconds: 60
-  successfulJobsHistoryLimit: 5
-  failedJobsHistoryLimit: 3
-  jobTemplate:
-    spec:
-      schedulerName: volcano
-      tasks:
-        - replicas: 1
-          name: "task-1"
-          template:
-            spec:
-              containers:
-                - name: busybox-container
-                  image: busybox:latest
-                  command: ["/bin/sh", "-c", "date; echo Hello from Volcano CronJob"]
-              restartPolicy: OnFailure
-      policies:
-        - event: PodEvicted
-          action: RestartJob
-      minAvailable: 1
-"""
+# Volcano's example/cronjob/cronjob.yaml, as written.
+EXAMPLE = (pathlib.Path(__file__).resolve().parents[2] / "examples" / "cronjob.yaml").read_text()
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
         "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"},
                    "capacity": {"cpu": "8", "memory": "16Gi", "pods": "110"}}}

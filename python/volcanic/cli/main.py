@@ -241,7 +241,8 @@ def _show_session(result: dict[str, Any], args: argparse.Namespace) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="volcanic", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="run YAML in the embedded cluster until every job finishes")
+    r = sub.add_parser("run", help="run YAML in the embedded cluster until every Job and JobFlow has finished "
+                       "(with a CronJob not suspended: until --seconds)")
     r.add_argument("files", nargs="+", help="YAML files: nodes, queues, jobs, ...")
     r.add_argument("--conf", help="a volcano-scheduler.conf file (default: Volcano's default)")
     r.add_argument("--seconds", type=float, default=86400.0, help="simulated time limit (default: a day)")

@@ -9,6 +9,7 @@ from volcanic.kube.clock import seconds_of
 from volcanic.kube.objects import dig, spec_of, status_of
 
 FINAL_PHASES = ("Completed", "Failed", "Terminated", "Aborted")
+FLOW_FINAL_PHASES = ("Succeed", "Failed")
 
 
 def job_report(cluster: Any) -> list[dict[str, Any]]:
@@ -34,9 +35,13 @@ def _since(cluster: Any, timestamp: str | None) -> float | None:
 
 
 def all_finished(cluster: Any) -> bool:
-    """Every Job is in a final phase (read from the cluster's read-only cache: no copies)."""
-    return all(dig(j, "status", "state", "phase") in FINAL_PHASES
-               for j in cluster.informers.list("Job"))
+    """Nothing more is to come: every Job is in a final phase, every JobFlow too (it makes its
+    Jobs one after another), and every CronJob is suspended (one that is not makes Jobs for
+    ever). Read from the cluster's read-only cache: no copies."""
+    informers = cluster.informers
+    return (all(dig(j, "status", "state", "phase") in FINAL_PHASES for j in informers.list("Job"))
+            and all(dig(f, "status", "state", "phase") in FLOW_FINAL_PHASES for f in informers.list("JobFlow"))
+            and all(dig(c, "spec", "suspend") for c in informers.list("CronJob")))
 
 
 def objects_frame(objects: list[dict[str, Any]], started: float) -> Any:
