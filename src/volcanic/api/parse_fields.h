@@ -1,4 +1,4 @@
-// Pieces the parsers of several kinds share (parse.cc, volumes.cc): object
+// Pieces the parsers of several kinds share (parse.cc, parse_cluster.cc, volumes.cc): object
 // metadata, node selector terms and label selectors, each read with Fields so
 // errors name the object and the field.
 #pragma once
@@ -23,5 +23,7 @@ struct Meta {
 absl::StatusOr<Meta> ParseMeta(const json& obj, const Fields& f, bool namespaced);
 absl::StatusOr<NodeSelectorTerm> ParseTerm(const json& t, const Fields& f, const std::string& path);
 absl::StatusOr<LabelSelector> ParseLabelSelector(const json& sel, const Fields& f, const std::string& path);
+// An integer field that must fit an int32 (a priority), else an error naming `path`.
+absl::StatusOr<int32_t> ToInt32(const Fields& f, const std::string& path, int64_t v);
 
 }  // namespace volcanic
