@@ -79,8 +79,8 @@ def test_volcanos_example_runs_to_succeed_in_dependency_order(env, up, namespace
 
 
 def test_retained_jobs_stay_and_vcctl_shows_the_flow(env, up, namespace):
-    """jobRetainPolicy retain keeps the Completed Jobs, owned by the JobFlow; vcctl jobflow and
-    jobtemplate read them from the API server."""
+    """jobRetainPolicy retain keeps the Completed Jobs, owned by the JobFlow, each counted in
+    Volcano's job metrics; vcctl jobflow and jobtemplate read them from the API server."""
     env.apply(*templates("1s")[:2], namespace=namespace)
     env.apply(jobflow("kept", "retain", {"a": [], "b": ["a"]}), namespace=namespace)
     assert env.wait(lambda: status(env, "kept", namespace).get("state", {}).get("phase") == "Succeed", timeout=90), \
@@ -88,6 +88,10 @@ def test_retained_jobs_stay_and_vcctl_shows_the_flow(env, up, namespace):
     jobs = {j["metadata"]["name"]: j for j in env.store.list("Job", namespace)}
     assert sorted(jobs) == ["kept-a", "kept-b"]
     assert {j["status"]["state"]["phase"] for j in jobs.values()} == {"Completed"}
+    # the job controller's counters (pkg/controllers/job/state/metrics.go; docs/metrics.md): once each
+    assert [up.metric("volcano_job_completed_phase_count", f'job_name="{namespace}/{name}",queue_name="default"')
+            for name in sorted(jobs)] == [1, 1]
+    assert up.metric("volcano_controller_job_to_pod_creation_latency_milliseconds_count") >= 2
     owner, = jobs["kept-a"]["metadata"]["ownerReferences"]
     assert (owner["apiVersion"], owner["kind"], owner["name"]) == (FLOW_API, "JobFlow", "kept")
     flows = [line.split() for line in ok(env, "jobflow", "list", "-n", namespace).splitlines()]

@@ -23,14 +23,8 @@ from typing import Any, Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from volcanic.httpd.prometheus import exponential_buckets_range
 from volcanic.scheduler.engine import Decisions
-
-
-def exponential_buckets_range(low: float, high: float, count: int) -> tuple[float, ...]:
-    """Prometheus Go client's ExponentialBucketsRange: `count` buckets from low to high."""
-    factor = (high / low) ** (1 / (count - 1))
-    return tuple(low * factor ** i for i in range(count))
-
 
 # What a queue gauge family reads from the engine's queue metrics, and its help text.
 QUEUE_RESOURCES = {

@@ -38,7 +38,7 @@ from volcanic.kube.duration import format_duration
 from volcanic.kube.errors import AdmissionError, InvalidObject, NotFound, StoreError
 from volcanic.kube.informers import Handler
 from volcanic.kube.keys import JOB_API_VERSION, JOB_NAME, JOB_VERSION, OUT_OF_SYNC, PARTITION_ID, TASK_SPEC
-from volcanic.kube.objects import Obj, annotation, annotations_of, as_map, dig, key_of, labels_of, status_of
+from volcanic.kube.objects import Obj, annotation, annotations_of, as_map, dig, key_of, labels_of, spec_of, status_of
 
 MAX_REQUEUE = 15            # --max-requeue-num
 # The actions a bus Command may ask of a Job; any other is dropped with a Warning Event.
@@ -55,6 +55,9 @@ INTERNAL_ACTIONS = ("SyncJob", "EnqueueJob", "SyncQueue", "OpenQueue", "CloseQue
 # Events about one pod's phase (isPodEvent): the only ones that cancel a pod's delayed action.
 POD_EVENTS = ("PodPending", "PodRunning", "PodFailed", "PodEvicted")
 # GetActionType: after an action runs, the delayed actions of the same type are dropped.
+# The moves Volcano's job state machine counts (pkg/controllers/job/state/metrics.go: every way
+# into these phases), counted here as the watch brings each: once per move, after its write.
+COUNTED_OUTCOMES = ("Completed", "Failed")
 _ACTION_TYPES = {"RestartTask": "task", "RestartPod": "pod", "RestartPartition": "partition"}
 
 
@@ -128,10 +131,16 @@ class JobController(Controller):
         new_phase = dig(new, "status", "state", "phase")
         if old.get("spec") != new.get("spec") or old_phase != new_phase:
             self._enqueue(self._job_request(new, "OutOfSync"))
+        metrics = self.ctx.extra.get("job_metrics")
+        if metrics is not None and new_phase in COUNTED_OUTCOMES and old_phase != new_phase:
+            metrics.finished(job_key(new), spec_of(new).get("queue", ""), new_phase)
 
     def _job_deleted(self, job: Obj) -> None:
         key = job_key(job)
         self.expectations.forget(key)
+        metrics = self.ctx.extra.get("job_metrics")
+        if metrics is not None:
+            metrics.forget(key, spec_of(job).get("queue", ""))
         for waiting in self._delayed.pop(key, {}).values():
             if waiting.timer is not None:
                 waiting.timer.cancel()

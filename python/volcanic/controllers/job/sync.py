@@ -434,10 +434,20 @@ class JobActions:
                 if counts is not None:
                     counts.add(result)
                 self._expect(job, result)
+                self._observe_creation(job, result)
         if failures:
             self.recorder.event(job, "Warning", FAILED_CREATE, f"Error creating pods: [{' '.join(failures)}]")
             raise SyncError(f"failed to create {len(failures)} pods of job "
                             f"{job['metadata']['namespace']}/{job['metadata']['name']}")
+
+    def _observe_creation(self, job: Obj, pod: Obj) -> None:
+        """Volcano's job-to-pod creation latency: the two creationTimestamps apart (whole
+        seconds, as the API server writes them), in milliseconds."""
+        metrics = self.ctx.extra.get("job_metrics")
+        created = seconds_of(pod["metadata"].get("creationTimestamp"))
+        made = seconds_of(job["metadata"].get("creationTimestamp"))
+        if metrics is not None and created is not None and made is not None:
+            metrics.pod_created((created - made) * 1000)
 
     def _expect(self, job: Obj, pod: Obj) -> None:
         """A pod of the job exists that the watch may not have brought yet: counted, not
