@@ -54,10 +54,10 @@ MALFORMED = (TypeError, AttributeError, ValueError, KeyError)
 INTERNAL_ACTIONS = ("SyncJob", "EnqueueJob", "SyncQueue", "OpenQueue", "CloseQueue")
 # Events about one pod's phase (isPodEvent): the only ones that cancel a pod's delayed action.
 POD_EVENTS = ("PodPending", "PodRunning", "PodFailed", "PodEvicted")
-# GetActionType: after an action runs, the delayed actions of the same type are dropped.
 # The moves Volcano's job state machine counts (pkg/controllers/job/state/metrics.go: every way
 # into these phases), counted here as the watch brings each: once per move, after its write.
 COUNTED_OUTCOMES = ("Completed", "Failed")
+# GetActionType: after an action runs, the delayed actions of the same type are dropped.
 _ACTION_TYPES = {"RestartTask": "task", "RestartPod": "pod", "RestartPartition": "partition"}
 
 
