@@ -119,6 +119,33 @@ def test_podgroup_arriving_after_its_replicaset_went_to_zero_is_deleted() -> Non
     assert h.runner.errors == []
 
 
+class _WithoutReplicaSets:
+    """The informers, before the ReplicaSets' watch has brought anything."""
+
+    def __init__(self, informers: Any) -> None:
+        self.informers = informers
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        return None if kind == "ReplicaSet" else self.informers.get(kind, name, namespace)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.informers, name)
+
+
+def test_a_pod_ahead_of_its_replicaset_in_the_cache_reads_its_min_member_from_the_api_server() -> None:
+    """getAnnotationsFromUpperRes GETs the owner: a Deployment's pod whose ReplicaSet has not
+    reached the cache yet (another watch) still gets the ReplicaSet's group-min-member (the
+    dev cluster's e2e once made minMember 1 here)."""
+    h = Harness(PodGroupController)
+    h.ctx.lister = _WithoutReplicaSets(h.informers)
+    rs = h.store.create(replicaset("rs", 3, "a", ns="ns", annotations={MIN_MEMBER: "3"}))
+    h.store.create(owned_pod("rs-0", rs, {"app": "a"}, ns="ns"))
+    h.settle()
+    [pg] = h.store.list("PodGroup", "ns")
+    assert pg["spec"]["minMember"] == 3
+    assert h.runner.errors == []
+
+
 def test_replicaset_update_rebuilds_its_podgroup_from_a_new_pod() -> None:
     """addReplicaSet with replicas > 0 (createOrUpdateNormalPodPG): the first pod its selector
     selects, when it has no group yet, rebuilds the existing PodGroup, so a changed

@@ -18,7 +18,8 @@ without a controller owner, unless it exists, then updates the pod with its grou
   reference to the pod itself (so the PodGroup goes with the pod);
 - status.phase Pending.
 Owners' annotations are read from the informers for the kinds they cache (ReplicaSet,
-StatefulSet); DaemonSets and batch/v1 Jobs are not kept, so their pods get minMember 1.
+StatefulSet), or from the API server when the owner has not reached the cache yet (Volcano
+GETs it every time); DaemonSets and batch/v1 Jobs are not kept, so their pods get minMember 1.
 
 Workloads (Volcano's WorkLoadSupport feature gate, on by default; pg_controller_handler.go
 addReplicaSet/addStatefulSet): on a ReplicaSet or StatefulSet add or update,
@@ -390,10 +391,21 @@ class PodGroupController(Controller):
                 continue
             if not (ref.get("apiVersion") or "").startswith(group) or not KINDS[kind].api_version.startswith(group):
                 continue  # e.g. kind Job here is Volcano's Job, not batch/v1
-            owner = self.ctx.lister.get(kind, name, pod["metadata"]["namespace"])
+            owner = self._owner(kind, name, pod["metadata"]["namespace"])
             for k, v in annotations_of(owner).items():
                 out.setdefault(k, v)
         return out
+
+    def _owner(self, kind: str, name: str, namespace: str) -> Obj | None:
+        """From the cache, else from the API server: a ReplicaSet's pod can come before the
+        ReplicaSet does on another watch, and Volcano GETs the owner every time."""
+        owner = self.ctx.lister.get(kind, name, namespace)
+        if owner is not None:
+            return owner
+        try:
+            return self.ctx.store.get(kind, name, namespace)
+        except StoreError:
+            return None
 
     @staticmethod
     def _min_member(owner_annotations: dict[str, str]) -> int:
