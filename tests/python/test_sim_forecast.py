@@ -214,3 +214,16 @@ def test_the_forecast_error_run_on_a_sample_of_the_trace_in_the_suite(tmp_path, 
     m = json.loads(capsys.readouterr().out)
     assert m["forecast_jobs"] > 0 and m["forecast_beyond_horizon"] == 0
     assert m["forecast_error_p50"] < 0.1
+
+
+def test_the_forecast_bench_forecasts_every_waiting_job_of_half_the_trace(monkeypatch, capsys):
+    """`volcanic bench --preset forecast-openb` (docs/benchmark.md, "Forecasts"): the openb
+    trace at load 400 replayed to half its arrivals, then forecast: its waiting jobs all start
+    in the forecast (the trace's pods each fit a node of their cluster)."""
+    if OPENB is None:
+        pytest.fail("the openb trace is not on this machine (see the test above)")
+    monkeypatch.setenv("VOLCANIC_TRACES", str(pathlib.Path(OPENB).parent))
+    assert main(["bench", "--preset", "forecast-openb", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert (r["nodes"], r["load"]) == (1523, 400.0) and r["pods"] > 1000 and r["running"] > 1000
+    assert r["waiting_jobs"] > 0 and r["started_in_forecast"] == r["waiting_jobs"] and len(r["rounds"]) == 3

@@ -137,6 +137,7 @@ def _cmd_webhook(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from volcanic.bench import ADMISSION_PRESETS, E2E_PRESETS, run_admission, run_bench, run_e2e
     from volcanic.bench.cold_start import COLD_START_PRESETS, run_cold_start
+    from volcanic.bench.forecast import FORECAST_PRESETS, run_forecast
     from volcanic.bench.real import REAL_PRESETS, run_real
     from volcanic.bench.replay import REPLAY_PRESETS, run_replay
     from volcanic.bench.run import load_plugin_file
@@ -155,6 +156,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         (REAL_PRESETS, lambda: run_real(args.preset, floor=args.floor, log=progress, rounds=args.rounds), _show_real),
         (COLD_START_PRESETS, lambda: run_cold_start(args.preset, log=progress), _show_cold_start),
         (REPLAY_PRESETS, lambda: run_replay(args.preset), _show_replay),
+        (FORECAST_PRESETS, lambda: run_forecast(args.preset), _show_forecast),
         (E2E_PRESETS, lambda: run_e2e(args.preset, seed=args.seed), _show_e2e),
         (TOPOLOGY_PRESETS, lambda: run_topology(args.preset), _show_topology)]
     run, show = next(((r, sh) for presets, r, sh in benches if args.preset in presets), (session, _show_session))
@@ -202,6 +204,15 @@ def _show_replay(result: dict[str, Any], args: argparse.Namespace) -> None:
           f"({result['speedup']}x real time, {result['sessions']} sessions)")
     print(f"  pods      {result['pods_succeeded']} succeeded, {result['pods_failed']} failed, "
           f"{result['pods_unschedulable']} never placed")
+
+
+def _show_forecast(result: dict[str, Any], args: argparse.Namespace) -> None:
+    print(f"preset {result['preset']}: the openb trace at load {result['load']:g}, half replayed: "
+          f"{result['nodes']} nodes, {result['pods']} pods ({result['running']} running), "
+          f"{result['waiting_jobs']} jobs waiting")
+    print(f"  forecast  {result['forecast_s']:.2f} s (median of {', '.join(f'{s:.2f}' for s in result['rounds'])}); "
+          f"{result['started_in_forecast']} of the waiting jobs start in it")
+    print(f"  replay    {result['replay_s']:.1f} s to make the state")
 
 
 def _show_e2e(result: dict[str, Any], args: argparse.Namespace) -> None:
@@ -259,11 +270,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_schedule)
     b = sub.add_parser("bench", help="time one session on a synthetic cluster")
     b.add_argument("--preset", choices=["small", "medium", "large", "e2e-small", "e2e-medium", "admission",
-                                        "real-gang", "real-gang-small", "replay-openb", "cold-start",
-                                        "cold-start-small", "topology", "topology-small"],
+                                        "real-gang", "real-gang-small", "replay-openb", "forecast-openb",
+                                        "forecast-openb-loaded", "cold-start", "cold-start-small", "topology",
+                                        "topology-small"],
                    default="medium", help="small/medium/large: one session; e2e-*: a whole workload in the "
                    "embedded cluster; admission: the HTTPS admission webhook; real-gang*: Volcano's gang "
-                   "benchmark on a dev cluster; replay-openb: the openb GPU trace replayed; cold-start: start to "
+                   "benchmark on a dev cluster; replay-openb: the openb GPU trace replayed; forecast-openb*: one "
+                   "forecast of an openb-sized state; cold-start: start to "
                    "first bind at 5,000 nodes and 140,000 pods; topology*: network-topology gangs on 1,000 and "
                    "10,000 nodes (docs/benchmark.md)")
     b.add_argument("--floor", metavar="DIR", help="real-gang*: apiserver-floor's directory; measure the API "
