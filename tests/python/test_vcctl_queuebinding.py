@@ -13,7 +13,8 @@ import yaml
 from builders import podgroup
 from job_helpers import job, task
 from test_queuebinding import binding
-from test_vcctl import NOW, FakeApi, cluster, vc
+from test_vcctl import NOW, FakeApi, vc
+from test_vcctl_cluster import cluster
 from volcanic.kube.clock import rfc3339
 from volcanic.kube.kinds import KINDS
 from volcanic.vcctl import VcctlError
