@@ -14,6 +14,7 @@ import pathlib
 import pytest
 import yaml
 
+from test_vcctl_on_api_server import ok
 from test_volcano_jobs import on_kwok
 import volcanic
 from volcanic.kube.kinds import KINDS
@@ -113,7 +114,7 @@ def test_jobs_come_every_minute_allow_forbid_and_limits(env, up, namespace):
 def test_replace_and_suspend(env, up, namespace):
     """cronjob_basic.go "CronJob with replace concurrency" and "CronJob with suspend
     functionality": Replace deletes the running Job for the next one (one active at a time);
-    a suspended CronJob makes none."""
+    a suspended CronJob makes none. Then vcctl cronjob lists, gets, suspends and deletes them."""
     env.apply(cronjob("replace", "Replace", duration=None), cronjob("suspended", suspend=True), namespace=namespace)
     first = env.wait(lambda: jobs_of(env, "replace", namespace), timeout=90, step=1)
     assert first, up.proc.log_path.read_text(errors="replace")[-4000:]
@@ -126,6 +127,17 @@ def test_replace_and_suspend(env, up, namespace):
     assert len(status(env, "replace", namespace)["active"]) == 1
     assert "ReplaceConcurrent" in reasons(env, "replace", namespace)
     assert jobs_of(env, "suspended", namespace) == [] and "lastScheduleTime" not in status(env, "suspended", namespace)
+    # vcctl cronjob (docs/vcctl.md), against the API server: kubectl's columns, the Jobs made, suspend, delete
+    rows = [line.split() for line in ok(env, "cronjob", "list", "-n", namespace).splitlines()]
+    assert rows[0] == ["Name", "Schedule", "Timezone", "Suspend", "Active", "Last", "Schedule", "Age"]
+    assert [r[0] for r in rows[1:]] == ["replace", "suspended"]
+    assert rows[1][6:9] == ["<none>", "False", "1"] and rows[2][6:10] == ["<none>", "True", "0", "<none>"]
+    made = ok(env, "cronjob", "get", "-N", "replace", "-n", namespace).split("\n\n")[1]
+    assert replaced[0]["metadata"]["name"] in made
+    assert ok(env, "cronjob", "suspend", "-N", "replace", "-n", namespace) == "suspend cronjob replace successfully\n"
+    assert env.store.get("CronJob", "replace", namespace)["spec"]["suspend"] is True
+    assert ok(env, "cronjob", "delete", "-N", "suspended", "-n", namespace) == "delete cronjob suspended successfully\n"
+    assert env.wait(lambda: env.store.get("CronJob", "suspended", namespace) is None, timeout=10)
 
 
 def test_the_webhook_refuses_what_volcano_refuses(env, up, namespace):

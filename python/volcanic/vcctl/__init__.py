@@ -7,7 +7,7 @@ The commands are written against a small API (volcanic.vcctl.api): the console s
 
 - command: the cobra/pflag framework (finding commands, flags, help, errors, exit codes)
 - tree: the command trees, and where commands of other modules join them
-- jobs, queues, pods, flows, queuebindings, short, completion: the commands
+- jobs, queues, pods, flows, cronjobs, queuebindings, short, completion: the commands
 - format: Go's columns, times and durations; kubectl's -o json|yaml
 """
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import platform
 from typing import Callable, Iterable
 
-from volcanic.vcctl import completion, flows, jobs, pods, queuebindings, queues, short
+from volcanic.vcctl import completion, cronjobs, flows, jobs, pods, queuebindings, queues, short
 from volcanic.vcctl.command import Command, Context, with_help
 
 API_VERSION = "v1alpha1"  # what Volcano's `vcctl version` calls its API version
@@ -29,7 +29,7 @@ def _arch() -> str:
 def vcctl(extra: Iterable[tuple[str, Command]] = ()) -> Command:
     root = Command("vcctl", commands=[
         jobs.group(), queues.group(), flows.group(flows.JOBTEMPLATE), flows.group(flows.JOBFLOW), pods.group(),
-        queuebindings.group(),  # volcanic's own kind: hidden, as volcanic's other additions
+        cronjobs.group(), queuebindings.group(),  # hidden, as volcanic's other additions
         Command("version", "Print the version information", "Print the version information", example="vcctl version",
                 run=_version, needs_api=False),
         completion.group("vcctl"), completion.complete_command()])
