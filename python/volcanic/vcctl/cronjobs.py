@@ -1,6 +1,6 @@
 """`vcctl cronjob list|get|suspend|resume|delete` (docs/vcctl.md): Volcano's CronJobs
-(batch.volcano.sh/v1alpha1, docs/workflows.md), which Volcano v1.15.1's vcctl has no command
-for. Hidden from the help, as volcanic's other additions, so that help reads as Volcano's.
+(docs/workflows.md), which Volcano v1.15.1's vcctl has no command for. Hidden from the help,
+as volcanic's other additions, so that help reads as Volcano's.
 
 `list` prints kubectl's CronJob columns (Name, Schedule, Timezone, Suspend, Active, Last
 Schedule, Age); `get -N NAME` that row, then the Jobs the CronJob owns with their phases, the
