@@ -38,3 +38,6 @@ QUEUE_ALLOCATION_GATE = f"{SCHEDULING}/queue-allocation-gate"
 # The discovery source of a HyperNode the hyperNode-controller made (label, ufm); HyperNodes
 # without it are made by hand and never touched by discovery.
 NETWORK_TOPOLOGY_SOURCE = "volcano.sh/network-topology-source"
+
+# The activation a CronJob's Job was made for (Volcano's CronJobScheduledTimestampAnnotation).
+CRONJOB_SCHEDULED = "volcano.sh/cronjob-scheduled-timestamp"

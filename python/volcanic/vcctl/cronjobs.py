@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from volcanic.kube.keys import CRONJOB_SCHEDULED
 from volcanic.kube.objects import Obj, meta_of, spec_of, status_of
 from volcanic.vcctl import format as fmt
 from volcanic.vcctl.command import Command, Context, Failure, Flag
@@ -43,17 +44,16 @@ def cron_table(crons: list[Obj], now: float, wide: bool, all_namespaces: bool = 
 
 
 JOBS_HEADER = ["Job", "Phase", "Scheduled", "Age"]
-SCHEDULED = "volcano.sh/cronjob-scheduled-timestamp"  # the activation a Job was made for
 
 
 def jobs_table(jobs: list[Obj], now: float) -> str:
     """The CronJob's Jobs, oldest activation first."""
     if not jobs:
         return "No jobs\n"
-    jobs = sorted(jobs, key=lambda j: ((meta_of(j).get("annotations") or {}).get(SCHEDULED, ""),
+    jobs = sorted(jobs, key=lambda j: ((meta_of(j).get("annotations") or {}).get(CRONJOB_SCHEDULED, ""),
                                        meta_of(j).get("name", "")))
     rows = [[meta_of(j).get("name", ""), fmt.text(j, "status", "state", "phase") or "Pending",
-             (meta_of(j).get("annotations") or {}).get(SCHEDULED, NONE),
+             (meta_of(j).get("annotations") or {}).get(CRONJOB_SCHEDULED, NONE),
              fmt.since(meta_of(j).get("creationTimestamp"), now)] for j in jobs]
     return fmt.table(JOBS_HEADER, rows, GAP)
 
@@ -70,12 +70,8 @@ def owned_jobs(ctx: Context, cron: Obj) -> list[Obj]:
 def list_crons(ctx: Context) -> None:
     f = ctx.flags
     crons = ctx.api.list(KIND, None if f.all_namespaces else f.namespace)
-    if f.output in ("json", "yaml"):
-        ctx.write(fmt.dump(fmt.as_list(crons), f.output))
-    elif not crons:
-        ctx.write("No resources found\n")
-    else:
-        ctx.write(cron_table(crons, ctx.api.now(), f.output == "wide", f.all_namespaces))
+    ctx.write(fmt.listing(crons, f.output,
+                          lambda: cron_table(crons, ctx.api.now(), f.output == "wide", f.all_namespaces)))
 
 
 def _named(ctx: Context, doing: str) -> Obj:

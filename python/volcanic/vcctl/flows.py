@@ -136,12 +136,7 @@ def list_(k: FlowKind) -> Callable[[Context], None]:
     def run(ctx: Context) -> None:
         f = ctx.flags
         objs = ctx.api.list(k.kind, None if f.get("all_namespaces") else f.namespace)
-        if f.output in ("json", "yaml"):
-            ctx.write(fmt.dump(fmt.as_list(objs), f.output))
-        elif not objs:
-            ctx.write("No resources found\n")
-        else:
-            ctx.write(table(k, objs, ctx.api.now(), f.output == "wide"))
+        ctx.write(fmt.listing(objs, f.output, lambda: table(k, objs, ctx.api.now(), f.output == "wide")))
     return run
 
 

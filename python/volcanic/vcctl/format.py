@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 import json
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import yaml
 
@@ -145,6 +145,14 @@ def human_duration(seconds: float, volcano: bool = False) -> str:
 def as_list(items: list[Obj]) -> Obj:
     """What `kubectl get -o json` prints for several objects."""
     return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+
+
+def listing(objs: list[Obj], output: str, table: Callable[[], str]) -> str:
+    """What a list command prints: the objects as a List for -o json|yaml, `No resources
+    found` for none, else its table."""
+    if output in ("json", "yaml"):
+        return dump(as_list(objs), output)
+    return table() if objs else "No resources found\n"
 
 
 def dump(value: Any, output: str) -> str:

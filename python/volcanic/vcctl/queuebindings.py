@@ -97,12 +97,7 @@ def usage_table(binding: Obj) -> str:
 def list_bindings(ctx: Context) -> None:
     output = ctx.flags.output
     bindings = ctx.api.list(KIND)
-    if output in ("json", "yaml"):
-        ctx.write(fmt.dump(fmt.as_list(bindings), output))
-    elif not bindings:
-        ctx.write("No resources found\n")
-    else:
-        ctx.write(binding_table(bindings, ctx.api.now(), output == "wide"))
+    ctx.write(fmt.listing(bindings, output, lambda: binding_table(bindings, ctx.api.now(), output == "wide")))
 
 
 def get_binding(ctx: Context) -> None:

@@ -14,12 +14,12 @@ import functools
 
 from volcanic.controllers.cronjob.schedule import go_rfc3339, location
 from volcanic.kube.clock import seconds_of
-from volcanic.kube.keys import JOB_API_VERSION
+from volcanic.kube.keys import CRONJOB_SCHEDULED, JOB_API_VERSION
 from volcanic.kube.kinds import KINDS
 from volcanic.kube.objects import Obj, clone, meta_of, spec_of, status_of
 
 CRONJOB_API_VERSION = KINDS["CronJob"].api_version
-SCHEDULED_TIMESTAMP = "volcano.sh/cronjob-scheduled-timestamp"  # CronJobScheduledTimestampAnnotation
+SCHEDULED_TIMESTAMP = CRONJOB_SCHEDULED  # CronJobScheduledTimestampAnnotation
 FINISHED = ("Completed", "Failed", "Terminated")
 # RFC 3339 timestamps as Unix seconds (None for none), parsed once: a sync reads the same few
 # (creation and finish times, the last schedule time) again and again.
