@@ -32,12 +32,7 @@ def list_pods(ctx: Context) -> None:
                  if annotation(p, POD_QUEUE_NAME) == f.queue and meta_of(p).get("name") not in names]
     else:
         pods = ctx.api.list("Pod", namespace, {JOB_NAME: None})
-    if f.output in ("json", "yaml"):
-        ctx.write(fmt.dump(fmt.as_list(pods), f.output))
-    elif not pods:
-        ctx.write("No resources found\n")
-    else:
-        ctx.write(pod_table(pods, ctx.api.now(), f.output == "wide"))
+    ctx.write(fmt.listing(pods, f.output, lambda: pod_table(pods, ctx.api.now(), f.output == "wide")))
 
 
 def pod_table(pods: list[Obj], now: float, wide: bool = False) -> str:
